@@ -1,0 +1,82 @@
+// Shared building blocks of both oracle forms.
+#include "ssd/helpers.h"
+
+#include <cmath>
+#include <limits>
+
+#include "ssd/errors.h"
+
+namespace ssd {
+
+double softplus_thr20(double x) { return x > 20.0 ? x : std::log1p(std::exp(x)); }
+
+double process_dt(double raw_dt, double bias, bool softplus, DtLimit limit) {
+  double v = raw_dt + bias;
+  if (softplus) v = softplus_thr20(v);
+  return std::min(std::max(v, limit.lo), limit.hi);
+}
+
+double chunk_start_decay(double dA_i) { return std::exp(dA_i); }
+double chunk_total_decay(double dA_last) { return std::exp(dA_last); }
+
+Eigen::MatrixXd segsum(const Eigen::Ref<const Eigen::VectorXd>& a) {
+  const Eigen::Index T = a.size();
+  Eigen::MatrixXd out(T, T);
+  for (Eigen::Index j = 0; j < T; ++j) {
+    for (Eigen::Index i = 0; i < j; ++i) out(i, j) = -std::numeric_limits<double>::infinity();
+    double sum = 0.0;
+    out(j, j) = 0.0;
+    for (Eigen::Index i = j + 1; i < T; ++i) {
+      sum += a(i);
+      out(i, j) = sum;
+    }
+  }
+  return out;
+}
+
+Eigen::VectorXd decay_states(const Eigen::Ref<const Eigen::VectorXd>& cumsum) {
+  const Eigen::Index T = cumsum.size();
+  Eigen::VectorXd out(T);
+  for (Eigen::Index i = 0; i < T; ++i) out(i) = std::exp(cumsum(T - 1) - cumsum(i));
+  return out;
+}
+
+void check_seq_idx(const char* op, const Tensor& seq_idx, std::int64_t batch, std::int64_t seqlen) {
+  if (seq_idx.dtype() != DType::i32)
+    throw ArgumentError(op, "seq_idx", "dtype " + std::string(dtype_name(seq_idx.dtype())) + ", expected i32");
+  if (seq_idx.shape() != Shape{batch, seqlen})
+    throw ArgumentError(op, "seq_idx", "shape " + shape_string(seq_idx.shape()) + ", expected " +
+                                           shape_string({batch, seqlen}));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    bool in_padding = false;
+    double previous = 0.0;
+    for (std::int64_t t = 0; t < seqlen; ++t) {
+      const double id = seq_idx[b * seqlen + t];
+      const std::string where = "row " + std::to_string(b) + ", token " + std::to_string(t);
+      if (id < 0) {
+        in_padding = true;
+      } else if (in_padding) {
+        throw ArgumentError(op, "seq_idx", "non-negative id after padding at " + where +
+                                               " (padding ids must form the tail of a row)");
+      } else if (t > 0 && id < previous) {
+        throw ArgumentError(op, "seq_idx", "ids decrease at " + where + " (" +
+                                               std::to_string(static_cast<long long>(previous)) + " -> " +
+                                               std::to_string(static_cast<long long>(id)) +
+                                               "); seq_idx must be non-decreasing");
+      }
+      previous = id;
+    }
+  }
+}
+
+std::vector<std::uint8_t> token_defined_mask(const Tensor* seq_idx, std::int64_t inner) {
+  if (seq_idx == nullptr) return {};
+  std::vector<std::uint8_t> mask(static_cast<std::size_t>(seq_idx->numel() * inner));
+  for (std::int64_t t = 0; t < seq_idx->numel(); ++t) {
+    const std::uint8_t defined = (*seq_idx)[t] >= 0 ? 1 : 0;
+    std::fill_n(mask.begin() + t * inner, inner, defined);
+  }
+  return mask;
+}
+
+}  // namespace ssd
