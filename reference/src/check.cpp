@@ -24,7 +24,10 @@ void dtype_in(const char* op, const char* name, const Tensor& t, std::initialize
   for (DType d : allowed)
     if (t.dtype() == d) return;
   std::string list;
-  for (DType d : allowed) list += (list.empty() ? "" : ", ") + std::string(dtype_name(d));
+  for (DType d : allowed) {
+    if (!list.empty()) list.append(", ");
+    list.append(dtype_name(d));
+  }
   throw ArgumentError(op, name, "dtype " + std::string(dtype_name(t.dtype())) + ", expected one of " + list);
 }
 

@@ -1,0 +1,261 @@
+// The compact problem string: canonical printing and a strict parser.
+#include "ssd/problem.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "ssd/errors.h"
+#include "ssd/op_spec.h"
+
+namespace ssd {
+namespace {
+
+struct OpNames {
+  Op op;
+  std::string_view name, benchmark;
+};
+constexpr OpNames kOpNames[] = {
+    {Op::mamba2, "mamba2", "Mamba2Fwd"},
+    {Op::chunk_cumsum, "chunk_cumsum", "SSDChunkCumsumFwd"},
+    {Op::chunk_coupling, "chunk_coupling", "SSDChunkCouplingFwd"},
+    {Op::chunk_state, "chunk_state", "SSDChunkStateFwd"},
+    {Op::state_passing, "state_passing", "SSDStatePassingFwd"},
+    {Op::chunk_scan, "chunk_scan", "SSDChunkScanFwd"},
+    {Op::recurrent, "recurrent", "SSDRecurrentFwd"},
+    {Op::discretize_segsum, "discretize_segsum", "MambaDiscretizeSegsum"},
+};
+
+// Shortest decimal that reads back to the same double; "inf" / "-inf" for infinities.
+std::string format_number(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[64];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, end);
+}
+
+[[noreturn]] void bad_token(std::string_view token, const std::string& why) {
+  throw ArgumentError("problem", "token '" + std::string(token) + "': " + why);
+}
+
+std::int64_t parse_integer(std::string_view token, std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    bad_token(token, "'" + std::string(text) + "' is not an integer");
+  return v;
+}
+
+double parse_number(std::string_view token, std::string_view text) {
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    bad_token(token, "'" + std::string(text) + "' is not a number");
+  return v;
+}
+
+std::int64_t* dim_field(Problem& p, char dim) {
+  switch (dim) {
+    case 'b': return &p.b;
+    case 's': return &p.s;
+    case 'h': return &p.h;
+    case 'p': return &p.p;
+    case 'g': return &p.g;
+    case 'n': return &p.n;
+    case 'q': return &p.q;
+    case 'd': return &p.d;
+    default: return nullptr;
+  }
+}
+
+std::string format_seq(const SeqSpec& seq) {
+  if (seq.kind == SeqSpec::Kind::random) return "seq=rand";
+  std::string s = "seq=" + std::to_string(seq.first_id) + ":";
+  for (std::size_t i = 0; i < seq.runs.size(); ++i) {
+    if (i) s.push_back(',');
+    s.append(std::to_string(seq.runs[i]));
+  }
+  return s;
+}
+
+SeqSpec parse_seq(std::string_view token, std::string_view value) {
+  SeqSpec seq;
+  if (value == "rand") {
+    seq.kind = SeqSpec::Kind::random;
+    return seq;
+  }
+  const auto colon = value.find(':');
+  if (colon == std::string_view::npos) bad_token(token, "expected seq=rand or seq=<first id>:<run>,<run>,...");
+  seq.kind = SeqSpec::Kind::runs;
+  seq.first_id = parse_integer(token, value.substr(0, colon));
+  if (seq.first_id < 0) bad_token(token, "the first id must be non-negative");
+  std::string_view rest = value.substr(colon + 1);
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::int64_t run = parse_integer(token, rest.substr(0, comma));
+    if (run == 0) bad_token(token, "a run length of 0");
+    if (!seq.runs.empty() && seq.runs.back() < 0 && run > 0) bad_token(token, "a sequence after padding");
+    seq.runs.push_back(run);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return seq;
+}
+
+}  // namespace
+
+std::string_view op_name(Op op) {
+  for (const auto& n : kOpNames)
+    if (n.op == op) return n.name;
+  return "?";
+}
+
+std::string_view op_benchmark_name(Op op) {
+  for (const auto& n : kOpNames)
+    if (n.op == op) return n.benchmark;
+  return "?";
+}
+
+Op parse_op(std::string_view text) {
+  for (const auto& n : kOpNames)
+    if (text == n.name || text == n.benchmark) return n.op;
+  std::string known;
+  for (const auto& n : kOpNames) {
+    if (!known.empty()) known.append(", ");
+    known.append(n.name);
+  }
+  throw ArgumentError("op", "unknown op '" + std::string(text) + "' (expected one of " + known +
+                                ", or the benchmark names such as Mamba2Fwd)");
+}
+
+DType role_dtype(const Problem& p, std::string_view role) {
+  if (auto it = p.dtypes.find(std::string(role)); it != p.dtypes.end()) return it->second;
+  const InputRole* r = op_spec(p.op).input(role);
+  if (r == nullptr) throw ArgumentError("role", "op " + std::string(op_name(p.op)) + " has no input '" + std::string(role) + "'");
+  return r->follows_primary ? p.dtype : r->fixed;
+}
+
+std::string to_string(const Problem& p) {
+  const OpSpec& spec = op_spec(p.op);
+  std::ostringstream s;
+  s << spec.name << ':' << dtype_name(p.dtype);
+  Problem copy = p;
+  for (char dim : spec.dims) s << ' ' << dim << *dim_field(copy, dim);
+  if (p.dt_bias) s << " +dt_bias";
+  if (p.softplus) s << " +softplus";
+  if (p.dt_limit) s << " limit=" << format_number(p.dt_limit->lo) << ',' << format_number(p.dt_limit->hi);
+  if (p.D == DMode::per_head) s << " +D";
+  if (p.D == DMode::per_head_dim) s << " +Dhp";
+  if (p.z) s << " +z";
+  if (p.init) s << " +init";
+  if (p.causal) s << " +causal";
+  if (p.sbi) s << " +sbi";
+  if (p.tie) s << " +tie";
+  if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
+  if (p.sbi) s << " slots=" << p.slots;
+  for (const auto& role : spec.inputs)
+    if (auto it = p.dtypes.find(role.name); it != p.dtypes.end()) s << ' ' << role.name << '=' << dtype_name(it->second);
+  if (auto it = p.dtypes.find("out"); it != p.dtypes.end()) s << " out=" << dtype_name(it->second);
+  if (p.fill != spec.fills.front()) s << " fill=" << p.fill;
+  s << " seed=" << p.seed;
+  return s.str();
+}
+
+Problem parse_problem(std::string_view text) {
+  std::vector<std::string_view> tokens;
+  for (std::size_t i = 0; i < text.size();) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+    std::size_t j = i;
+    while (j < text.size() && text[j] != ' ' && text[j] != '\t') ++j;
+    if (j > i) tokens.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  if (tokens.empty()) throw ArgumentError("problem", "empty problem string");
+
+  Problem p;
+  const auto colon = tokens[0].find(':');
+  if (colon == std::string_view::npos)
+    bad_token(tokens[0], "the first token must be <op>:<dtype>, e.g. chunk_scan:bf16");
+  p.op = parse_op(tokens[0].substr(0, colon));
+  p.dtype = parse_dtype(tokens[0].substr(colon + 1), "problem");
+  const OpSpec& spec = op_spec(p.op);
+  p.fill = std::string(spec.fills.front());
+
+  std::vector<std::string> seen;
+  auto once = [&](std::string_view token, std::string key) {
+    for (const auto& k : seen)
+      if (k == key) bad_token(token, "given twice");
+    seen.push_back(std::move(key));
+  };
+  auto flag_allowed = [&](std::string_view token, std::string_view flag) {
+    if (!spec.takes_flag(flag)) bad_token(token, std::string(spec.name) + " does not take this option");
+  };
+
+  bool have_seed = false;
+  for (std::size_t i = 1; i < tokens.size(); ++i) {
+    const std::string_view t = tokens[i];
+    if (t[0] == '+') {
+      const std::string_view flag = t.substr(1);
+      once(t, std::string(flag == "Dhp" ? "D" : flag));
+      flag_allowed(t, flag);
+      if (flag == "dt_bias") p.dt_bias = true;
+      else if (flag == "softplus") p.softplus = true;
+      else if (flag == "D") p.D = DMode::per_head;
+      else if (flag == "Dhp") p.D = DMode::per_head_dim;
+      else if (flag == "z") p.z = true;
+      else if (flag == "init") p.init = true;
+      else if (flag == "causal") p.causal = true;
+      else if (flag == "sbi") p.sbi = true;
+      else if (flag == "tie") p.tie = true;
+      else bad_token(t, "unknown flag");
+      continue;
+    }
+    const auto eq = t.find('=');
+    if (eq == std::string_view::npos) {
+      // A size: one letter followed by an integer.
+      std::int64_t* field = t.size() >= 2 ? dim_field(p, t[0]) : nullptr;
+      if (field == nullptr) bad_token(t, "not a size (b s h p g n q d followed by a number), flag (+x) or key=value");
+      if (!spec.takes_dim(t[0])) bad_token(t, std::string(spec.name) + " has no size '" + t[0] + "'");
+      once(t, std::string(1, t[0]));
+      *field = parse_integer(t, t.substr(1));
+      continue;
+    }
+    const std::string key(t.substr(0, eq));
+    const std::string_view value = t.substr(eq + 1);
+    once(t, key);
+    if (key == "seed") {
+      p.seed = static_cast<std::uint64_t>(parse_integer(t, value));
+      have_seed = true;
+    } else if (key == "limit") {
+      flag_allowed(t, "limit");
+      const auto comma = value.find(',');
+      if (comma == std::string_view::npos) bad_token(t, "expected limit=<lo>,<hi>");
+      p.dt_limit = DtLimit{parse_number(t, value.substr(0, comma)), parse_number(t, value.substr(comma + 1))};
+    } else if (key == "seq") {
+      flag_allowed(t, "seq");
+      p.seq = parse_seq(t, value);
+    } else if (key == "slots") {
+      flag_allowed(t, "slots");
+      p.slots = parse_integer(t, value);
+    } else if (key == "fill") {
+      bool known = false;
+      for (auto f : spec.fills) known = known || f == value;
+      if (!known) bad_token(t, "unknown fill regime for " + std::string(spec.name));
+      p.fill = std::string(value);
+    } else if (key == "out") {
+      p.dtypes[key] = parse_dtype(value, "problem");
+    } else if (const InputRole* role = spec.input(key)) {
+      if (!role->overridable) bad_token(t, "the dtype of '" + key + "' is fixed by the contract");
+      p.dtypes[key] = parse_dtype(value, "problem");
+    } else {
+      bad_token(t, "unknown key '" + key + "' for " + std::string(spec.name));
+    }
+  }
+  if (!have_seed) throw ArgumentError("problem", "missing seed=<n> (every case names its seed)");
+  return p;
+}
+
+}  // namespace ssd

@@ -1,0 +1,64 @@
+// OpSpec of SSDChunkCumsumFwd (_chunk_cumsum_fwd).
+#include "specs.h"
+
+namespace ssd::specs {
+namespace {
+
+ChunkCumsumArgs bind(const Problem& p, const InputSet& in) {
+  ChunkCumsumArgs a;
+  a.dt = in.find("dt");
+  a.A = in.find("A");
+  a.chunk_size = p.q;
+  a.dt_bias = in.find("dt_bias");
+  a.dt_softplus = p.softplus;
+  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  return a;
+}
+
+}  // namespace
+
+OpSpec chunk_cumsum() {
+  OpSpec s;
+  s.op = Op::chunk_cumsum;
+  s.name = "chunk_cumsum";
+  s.benchmark_name = "SSDChunkCumsumFwd";
+  s.dims = {'b', 's', 'h', 'q'};
+  s.flags = {"dt_bias", "softplus", "limit"};
+  s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.fills = {"default", "bench"};
+  s.inputs = {
+      {"dt", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h}; },
+       [](const Problem& p) { return bench(p) ? uniform(-3, -1) : p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3); }},
+      {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h}; },
+       [](const Problem& p) { return bench(p) ? neg_exp_uniform(0, 3) : neg_exp_uniform(-2, 1); }},
+      {"dt_bias", false, DType::f32, true, [](const Problem& p) { return p.dt_bias; },
+       [](const Problem& p) { return Shape{p.h}; },
+       [](const Problem& p) { return bench(p) ? uniform(0, 1) : uniform(-0.5, 0.5); }},
+  };
+  s.outputs = {{"dA_cumsum", [](const Problem&) { return DType::f32; }, nullptr},
+               {"dt_out", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_cumsum_chunked(bind(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_cumsum_sequential(bind(p, in)); };
+  s.smoke = [] {
+    return parse_all({
+        "chunk_cumsum:f32 b1 s16 h2 q8 seed=1",
+        "chunk_cumsum:f16 b2 s37 h3 q16 +softplus seed=2",
+        "chunk_cumsum:bf16 b2 s37 h3 q16 +dt_bias +softplus seed=3",
+        "chunk_cumsum:f32 b1 s5 h2 q16 +softplus limit=0.05,0.5 seed=4",
+        "chunk_cumsum:f32 b1 s1 h1 q4 seed=5",
+        "chunk_cumsum:bf16 b1 s30 h2 q7 +dt_bias limit=-0.1,0.2 A=bf16 seed=6",
+    });
+  };
+  s.workloads = [] {
+    return parse_all({
+        "chunk_cumsum:f16 b1 s4096 h48 q256 +softplus fill=bench seed=0",
+        "chunk_cumsum:bf16 b8 s2048 h64 q256 +softplus fill=bench seed=0",
+        "chunk_cumsum:f16 b1 s4096 h48 q256 +dt_bias +softplus fill=bench seed=0",
+        "chunk_cumsum:bf16 b8 s2048 h64 q256 +dt_bias +softplus fill=bench seed=0",
+        "chunk_cumsum:f16 b2 s32768 h80 q256 +dt_bias +softplus fill=bench seed=0",
+    });
+  };
+  return s;
+}
+
+}  // namespace ssd::specs

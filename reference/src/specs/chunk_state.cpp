@@ -1,0 +1,72 @@
+// OpSpec of SSDChunkStateFwd (_chunk_state_fwd).
+#include "specs.h"
+
+namespace ssd::specs {
+namespace {
+
+ChunkStateArgs bind(const Problem&, const InputSet& in) {
+  ChunkStateArgs a;
+  a.B = in.find("B");
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.dA_cumsum = in.find("dA_cumsum");
+  a.seq_idx = in.find("seq_idx");
+  return a;
+}
+
+}  // namespace
+
+OpSpec chunk_state() {
+  OpSpec s;
+  s.op = Op::chunk_state;
+  s.name = "chunk_state";
+  s.benchmark_name = "SSDChunkStateFwd";
+  s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.flags = {"seq"};
+  s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.fills = {"default", "bench"};
+  auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
+  s.inputs = {
+      {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
+       [](const Problem&) { return normal(); }},
+      {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; },
+       [](const Problem&) { return normal(); }},
+      {"dt", false, DType::f32, true, nullptr, chunk_major,
+       [](const Problem& p) { return FillRule{FillRule::Kind::chunk_dt, 0.0, bench(p) ? 0.1 : 0.5}; }},
+      {"dA_cumsum", false, DType::f32, true, nullptr, chunk_major,
+       [](const Problem& p) { return FillRule{FillRule::Kind::chunk_cumsum, 0.0, bench(p) ? 0.05 : 0.5}; }},
+      seq_idx_role(),
+  };
+  s.outputs = {{"states",
+                [](const Problem& p) {
+                  auto it = p.dtypes.find("out");
+                  return it != p.dtypes.end() ? it->second : DType::f32;  // states_in_fp32 by default
+                },
+                nullptr}};
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_state_chunked(bind(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_state_sequential(bind(p, in)); };
+  s.smoke = [] {
+    return parse_all({
+        "chunk_state:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
+        "chunk_state:f16 b2 s37 h4 p8 g2 n8 q16 seed=2",
+        "chunk_state:bf16 b2 s37 h4 p8 g4 n8 q16 seq=rand seed=3",
+        "chunk_state:bf16 b1 s40 h2 p4 g1 n8 q8 seq=0:8,9,7,-16 seed=4",
+        "chunk_state:f32 b1 s5 h2 p4 g2 n4 q16 seed=5",
+        "chunk_state:f32 b1 s1 h2 p4 g1 n4 q4 out=bf16 seed=6",
+        "chunk_state:f16 b1 s24 h2 p4 g1 n4 q7 B=bf16 seq=1:3,13,8 seed=7",
+    });
+  };
+  s.workloads = [] {
+    return parse_all({
+        "chunk_state:f16 b1 s4096 h48 p64 g1 n128 q256 fill=bench seed=0",
+        "chunk_state:bf16 b1 s4096 h48 p64 g1 n128 q256 fill=bench seed=0",
+        "chunk_state:bf16 b4 s2048 h80 p64 g1 n128 q256 fill=bench seed=0",
+        "chunk_state:f16 b1 s4096 h48 p64 g1 n128 q256 seq=rand fill=bench seed=0",
+        "chunk_state:bf16 b1 s4096 h48 p64 g1 n128 q256 seq=rand fill=bench seed=0",
+        "chunk_state:f16 b2 s32768 h64 p64 g1 n128 q256 seq=rand fill=bench seed=0",
+    });
+  };
+  return s;
+}
+
+}  // namespace ssd::specs

@@ -1,0 +1,94 @@
+// OpSpec of Mamba2Fwd (mamba_chunk_scan_combined).
+#include "specs.h"
+
+namespace ssd::specs {
+namespace {
+
+Mamba2Args bind(const Problem& p, const InputSet& in) {
+  Mamba2Args a;
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.A = in.find("A");
+  a.B = in.find("B");
+  a.C = in.find("C");
+  a.chunk_size = p.q;
+  a.D = in.find("D");
+  a.z = in.find("z");
+  a.dt_bias = in.find("dt_bias");
+  a.initial_states = in.find("initial_states");
+  a.seq_idx = in.find("seq_idx");
+  a.dt_softplus = p.softplus;
+  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  return a;
+}
+
+}  // namespace
+
+OpSpec mamba2() {
+  OpSpec s;
+  s.op = Op::mamba2;
+  s.name = "mamba2";
+  s.benchmark_name = "Mamba2Fwd";
+  s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq"};
+  s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.fills = {"default", "bench"};
+  s.inputs = {
+      {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; },
+       [](const Problem&) { return normal(); }},
+      {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h}; },
+       // Raw dt: with softplus, mostly small positive dt'; without, a few negatives the clamp zeroes.
+       [](const Problem& p) { return bench(p) ? uniform(-3, -1) : p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3); }},
+      {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h}; },
+       [](const Problem& p) { return bench(p) ? neg_exp_uniform(0, 3) : neg_exp_uniform(-2, 1); }},
+      {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
+       [](const Problem&) { return normal(); }},
+      {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
+       [](const Problem&) { return normal(); }},
+      {"D", false, DType::f32, true, [](const Problem& p) { return p.D != DMode::none; },
+       [](const Problem& p) { return p.D == DMode::per_head ? Shape{p.h} : Shape{p.h, p.p}; },
+       [](const Problem&) { return normal(); }},
+      {"z", true, DType::f32, true, [](const Problem& p) { return p.z; },
+       [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; }, [](const Problem&) { return normal(); }},
+      {"dt_bias", false, DType::f32, true, [](const Problem& p) { return p.dt_bias; },
+       [](const Problem& p) { return Shape{p.h}; },
+       [](const Problem& p) { return bench(p) ? uniform(0, 1) : uniform(-0.5, 0.5); }},
+      {"initial_states", false, DType::f32, true, [](const Problem& p) { return p.init; },
+       [](const Problem& p) { return Shape{p.b, p.h, p.p, p.n}; }, [](const Problem&) { return normal(); }},
+      seq_idx_role(),
+  };
+  s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
+               {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind(p, in)); };
+  s.smoke = [] {
+    return parse_all({
+        "mamba2:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
+        "mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +softplus +D +z seed=2",
+        "mamba2:f16 b2 s37 h4 p8 g4 n8 q16 +dt_bias +softplus +Dhp +init seed=3",
+        "mamba2:f32 b2 s50 h4 p4 g2 n8 q16 +softplus +init seq=rand seed=4",
+        "mamba2:bf16 b1 s5 h2 p4 g1 n4 q16 +softplus +init seed=5",
+        "mamba2:f32 b1 s1 h2 p4 g2 n4 q4 +softplus +init +z seed=6",
+        "mamba2:f16 b1 s40 h2 p4 g1 n8 q8 limit=0.01,0.2 +D +init seq=0:8,9,7,-16 seed=7",
+        "mamba2:bf16 b2 s33 h4 p8 g2 n8 q16 +softplus +init seq=1:16,17 seed=8",
+        "mamba2:f32 b1 s24 h2 p4 g1 n4 q7 +dt_bias +softplus B=bf16 C=f16 seed=9",
+        "mamba2:f32 b1 s20 h2 p4 g1 n4 q8 +D seed=10",
+        "mamba2:bf16 b1 s64 h2 p4 g1 n4 q16 +softplus +init seq=0:15,1,16,17,15 seed=11",
+    });
+  };
+  s.workloads = [] {
+    return parse_all({
+        "mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus fill=bench seed=0",
+        "mamba2:f16 b1 s8192 h64 p64 g1 n128 q256 +softplus fill=bench seed=0",
+        "mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus +init fill=bench seed=0",
+        "mamba2:f16 b1 s8192 h64 p64 g1 n128 q256 +softplus +init fill=bench seed=0",
+        "mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +dt_bias +softplus fill=bench seed=0",
+        "mamba2:f16 b1 s8192 h64 p64 g1 n128 q256 +dt_bias +softplus fill=bench seed=0",
+        "mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +dt_bias +softplus +init fill=bench seed=0",
+        "mamba2:f16 b1 s8192 h64 p64 g1 n128 q256 +dt_bias +softplus +init fill=bench seed=0",
+    });
+  };
+  return s;
+}
+
+}  // namespace ssd::specs

@@ -1,0 +1,69 @@
+// OpSpec of SSDStatePassingFwd (_state_passing_fwd).
+#include "specs.h"
+
+namespace ssd::specs {
+namespace {
+
+StatePassingArgs bind(const Problem& p, const InputSet& in) {
+  StatePassingArgs a;
+  a.states = in.find("states");
+  a.dA_chunk_cumsum = in.find("dA_chunk_cumsum");
+  a.initial_states = in.find("initial_states");
+  a.seq_idx = in.find("seq_idx");
+  a.chunk_size = p.q;
+  return a;
+}
+
+}  // namespace
+
+OpSpec state_passing() {
+  OpSpec s;
+  s.op = Op::state_passing;
+  s.name = "state_passing";
+  s.benchmark_name = "SSDStatePassingFwd";
+  s.dims = {'b', 's', 'q', 'h', 'd'};
+  s.flags = {"init", "seq"};
+  s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
+  s.fills = {"default", "bench"};
+  s.inputs = {
+      {"states", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, chunks_of(p), p.h, p.d}; },
+       [](const Problem&) { return normal(); }},
+      {"dA_chunk_cumsum", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p)}; },
+       [](const Problem&) { return uniform(-2, 0); }},
+      {"initial_states", false, DType::f32, true, [](const Problem& p) { return p.init; },
+       [](const Problem& p) { return Shape{p.b, p.h, p.d}; }, [](const Problem&) { return normal(); }},
+      seq_idx_role(),
+  };
+  s.outputs = {{"out",
+                [](const Problem& p) {
+                  auto it = p.dtypes.find("out");
+                  return it != p.dtypes.end() ? it->second : role_dtype(p, "states");
+                },
+                nullptr},
+               {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.chunked = [](const Problem& p, const InputSet& in) { return state_passing_chunked(bind(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return state_passing_sequential(bind(p, in)); };
+  s.smoke = [] {
+    return parse_all({
+        "state_passing:f32 b1 s64 q16 h2 d8 seed=1",
+        "state_passing:f16 b2 s100 q16 h3 d16 +init seed=2",
+        "state_passing:bf16 b2 s100 q16 h3 d16 +init seq=rand seed=3",
+        "state_passing:f32 b1 s64 q8 h2 d4 +init seq=0:8,9,7,24,-16 seed=4",
+        "state_passing:f32 b1 s5 q16 h2 d4 +init seed=5",
+        "state_passing:bf16 b1 s40 q8 h2 d8 +init seq=1:20,20 out=f32 seed=6",
+    });
+  };
+  s.workloads = [] {
+    return parse_all({
+        "state_passing:f16 b1 s4096 q256 h64 d128 fill=bench seed=0",
+        "state_passing:bf16 b1 s4096 q256 h64 d128 fill=bench seed=0",
+        "state_passing:f16 b2 s32768 q256 h80 d128 fill=bench seed=0",
+        "state_passing:f16 b1 s4096 q256 h64 d128 +init fill=bench seed=0",
+        "state_passing:bf16 b1 s4096 q256 h64 d128 +init fill=bench seed=0",
+        "state_passing:f32 b1 s4096 q256 h64 d8192 +init fill=bench seed=0",
+    });
+  };
+  return s;
+}
+
+}  // namespace ssd::specs
