@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -35,6 +36,13 @@ std::string format_number(double v) {
   return std::string(buffer, end);
 }
 
+// Builds by appending: GCC 12 warns falsely (-Wrestrict) on `"literal" + std::string(...)`.
+std::string concat(std::initializer_list<std::string_view> parts) {
+  std::string s;
+  for (auto part : parts) s.append(part);
+  return s;
+}
+
 [[noreturn]] void bad_token(std::string_view token, const std::string& why) {
   throw ArgumentError("problem", "token '" + std::string(token) + "': " + why);
 }
@@ -43,7 +51,7 @@ std::int64_t parse_integer(std::string_view token, std::string_view text) {
   std::int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    bad_token(token, "'" + std::string(text) + "' is not an integer");
+    bad_token(token, concat({"'", text, "' is not an integer"}));
   return v;
 }
 
@@ -52,8 +60,8 @@ double parse_number(std::string_view token, std::string_view text) {
   if (text == "-inf") return -std::numeric_limits<double>::infinity();
   double v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-    bad_token(token, "'" + std::string(text) + "' is not a number");
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || std::isnan(v))
+    bad_token(token, concat({"'", text, "' is not a number"}));
   return v;
 }
 
@@ -179,7 +187,11 @@ Problem parse_problem(std::string_view text) {
   const auto colon = tokens[0].find(':');
   if (colon == std::string_view::npos)
     bad_token(tokens[0], "the first token must be <op>:<dtype>, e.g. chunk_scan:bf16");
-  p.op = parse_op(tokens[0].substr(0, colon));
+  try {
+    p.op = parse_op(tokens[0].substr(0, colon));
+  } catch (const ArgumentError& e) {
+    bad_token(tokens[0], e.what() + std::string_view(e.what()).find(':') + 2);
+  }
   p.dtype = parse_dtype(tokens[0].substr(colon + 1), "problem");
   const OpSpec& spec = op_spec(p.op);
   p.fill = std::string(spec.fills.front());
@@ -199,7 +211,7 @@ Problem parse_problem(std::string_view text) {
     const std::string_view t = tokens[i];
     if (t[0] == '+') {
       const std::string_view flag = t.substr(1);
-      once(t, std::string(flag == "Dhp" ? "D" : flag));
+      once(t, concat({"+", flag == "Dhp" ? std::string_view("D") : flag}));
       flag_allowed(t, flag);
       if (flag == "dt_bias") p.dt_bias = true;
       else if (flag == "softplus") p.softplus = true;
@@ -225,9 +237,11 @@ Problem parse_problem(std::string_view text) {
     }
     const std::string key(t.substr(0, eq));
     const std::string_view value = t.substr(eq + 1);
-    once(t, key);
+    once(t, concat({key, "="}));
     if (key == "seed") {
-      p.seed = static_cast<std::uint64_t>(parse_integer(t, value));
+      auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), p.seed);
+      if (ec != std::errc() || end != value.data() + value.size() || value.empty())
+        bad_token(t, "the seed must be an unsigned 64-bit integer");
       have_seed = true;
     } else if (key == "limit") {
       flag_allowed(t, "limit");
@@ -246,6 +260,7 @@ Problem parse_problem(std::string_view text) {
       if (!known) bad_token(t, "unknown fill regime for " + std::string(spec.name));
       p.fill = std::string(value);
     } else if (key == "out") {
+      flag_allowed(t, "out");
       p.dtypes[key] = parse_dtype(value, "problem");
     } else if (const InputRole* role = spec.input(key)) {
       if (!role->overridable) bad_token(t, "the dtype of '" + key + "' is fixed by the contract");

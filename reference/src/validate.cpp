@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "check.h"
 
@@ -223,11 +224,21 @@ OpDims validate(const RecurrentArgs& a) {
     const Tensor& sbi = *a.state_batch_indices;
     check::dtype_in(op, "state_batch_indices", sbi, {DType::i32});
     check::shape(op, "state_batch_indices", sbi, {d.batch}, "[Bt]");
-    for (std::int64_t b = 0; b < d.batch; ++b)
-      if (sbi[b] >= static_cast<double>(d.slots))
+    std::vector<std::int64_t> used_by(static_cast<std::size_t>(d.slots), -1);
+    for (std::int64_t b = 0; b < d.batch; ++b) {
+      const auto slot = static_cast<std::int64_t>(sbi[b]);
+      if (slot >= d.slots)
         throw ArgumentError(op, "state_batch_indices",
-                            "entry " + std::to_string(b) + " = " + std::to_string(static_cast<long long>(sbi[b])) +
-                                " is out of range for " + std::to_string(d.slots) + " state slots");
+                            "entry " + std::to_string(b) + " = " + std::to_string(slot) + " is out of range for " +
+                                std::to_string(d.slots) + " state slots");
+      if (slot < 0) continue;  // padding row
+      // Two rows updating one slot in place is a race in every kernel: outside the contract.
+      if (used_by[static_cast<std::size_t>(slot)] >= 0)
+        throw ArgumentError(op, "state_batch_indices",
+                            "entries " + std::to_string(used_by[static_cast<std::size_t>(slot)]) + " and " +
+                                std::to_string(b) + " both select state slot " + std::to_string(slot));
+      used_by[static_cast<std::size_t>(slot)] = b;
+    }
   } else if (d.slots != d.batch) {
     throw ArgumentError(op, "state", "has " + std::to_string(d.slots) + " rows but x has Bt = " +
                                          std::to_string(d.batch) + "; pass state_batch_indices to select rows");

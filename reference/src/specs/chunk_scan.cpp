@@ -62,7 +62,7 @@ OpSpec chunk_scan() {
         "chunk_scan:bf16 b1 s40 h2 p4 g1 n8 q8 +D seq=0:8,9,7,-16 seed=4",
         "chunk_scan:f32 b1 s5 h2 p4 g2 n4 q16 +z seed=5",
         "chunk_scan:f32 b1 s1 h2 p4 g1 n4 q4 +Dhp seed=6",
-        "chunk_scan:f16 b1 s24 h2 p4 g1 n4 q7 C=bf16 seq=1:3,13,8 seed=7",
+        "chunk_scan:f16 b1 s24 h2 p4 g1 n4 q7 seq=1:3,13,8 C=bf16 seed=7",
     });
   };
   s.workloads = [] {

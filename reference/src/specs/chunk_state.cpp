@@ -22,7 +22,7 @@ OpSpec chunk_state() {
   s.name = "chunk_state";
   s.benchmark_name = "SSDChunkStateFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
-  s.flags = {"seq"};
+  s.flags = {"seq", "out"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
@@ -53,7 +53,7 @@ OpSpec chunk_state() {
         "chunk_state:bf16 b1 s40 h2 p4 g1 n8 q8 seq=0:8,9,7,-16 seed=4",
         "chunk_state:f32 b1 s5 h2 p4 g2 n4 q16 seed=5",
         "chunk_state:f32 b1 s1 h2 p4 g1 n4 q4 out=bf16 seed=6",
-        "chunk_state:f16 b1 s24 h2 p4 g1 n4 q7 B=bf16 seq=1:3,13,8 seed=7",
+        "chunk_state:f16 b1 s24 h2 p4 g1 n4 q7 seq=1:3,13,8 B=bf16 seed=7",
     });
   };
   s.workloads = [] {

@@ -22,7 +22,7 @@ OpSpec state_passing() {
   s.name = "state_passing";
   s.benchmark_name = "SSDStatePassingFwd";
   s.dims = {'b', 's', 'q', 'h', 'd'};
-  s.flags = {"init", "seq"};
+  s.flags = {"init", "seq", "out"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench"};
   s.inputs = {
