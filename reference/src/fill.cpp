@@ -6,6 +6,7 @@
 
 #include "ssd/errors.h"
 #include "ssd/helpers.h"
+#include "parallel.h"
 #include "ssd/op_spec.h"
 
 namespace ssd {
@@ -69,7 +70,7 @@ double draw(const FillRule& rule, Stream& s) {
 void fill_elementwise(Tensor& t, const FillRule& rule, std::uint64_t seed, std::string_view name) {
   const std::int64_t draws = (t.numel() + rule.tie - 1) / rule.tie;
   const std::int64_t blocks = (draws + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(blocks, 100 * kBlock))
   for (std::int64_t block = 0; block < blocks; ++block) {
     Stream stream(seed, name, static_cast<std::uint64_t>(block));
     const std::int64_t end = std::min(draws, (block + 1) * kBlock);
@@ -85,7 +86,7 @@ void fill_chunk_major(Tensor& t, const FillRule& rule, const Problem& p, std::ui
   const ChunkGrid grid{p.s, p.q};
   const std::int64_t rows = t.numel() / p.q;  // one row per (b, h, c)
   const std::int64_t chunks = grid.count();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(rows, 100 * p.q))
   for (std::int64_t row = 0; row < rows; ++row) {
     Stream stream(seed, name, static_cast<std::uint64_t>(row));
     const std::int64_t L = grid.length(row % chunks);

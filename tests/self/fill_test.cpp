@@ -22,9 +22,14 @@ ssd::InputSet inputs_with_threads(const std::string& line, int threads) {
 }
 
 TEST(Fill, SameValuesForAnyThreadCount) {
-  for (ssd::Op op : ssd::kAllOps) {
-    for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
-      const std::string line = ssd::to_string(p);
+  std::vector<std::string> lines;
+  for (ssd::Op op : ssd::kAllOps)
+    for (const ssd::Problem& p : ssd::op_spec(op).smoke()) lines.push_back(ssd::to_string(p));
+  // Large enough that the fills run in parallel (many blocks of elements, many chunk rows).
+  lines.push_back("mamba2:bf16 b2 s512 h8 p16 g2 n16 q64 +dt_bias +z +init seq=rand seed=3");
+  lines.push_back("chunk_scan:f16 b2 s1024 h8 p8 g1 n8 q64 +Dhp seed=4");
+  {
+    for (const std::string& line : lines) {
       const ssd::InputSet one = inputs_with_threads(line, 1), three = inputs_with_threads(line, 3);
       ASSERT_EQ(one.all().size(), three.all().size()) << line;
       for (const auto& [name, t] : one.all()) {

@@ -1,6 +1,7 @@
 // SSDChunkCouplingFwd, chunked form: CB = C_c * B_c^T per (batch, chunk, group), masked by seq_idx.
 #include "eigen_views.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -19,7 +20,7 @@ Outputs chunk_coupling_chunked(const ChunkCouplingArgs& a) {
         for (std::int64_t j = i + 1; j < Q; ++j) defined[static_cast<std::size_t>((block * Q + i) * Q + j)] = 0;
   }
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * d.chunks * G, 2 * Q * Q * N))
   for (std::int64_t block = 0; block < d.batch * d.chunks * G; ++block) {
     const std::int64_t b = block / (d.chunks * G), c = (block / G) % d.chunks, g = block % G;
     const std::int64_t L = grid.length(c), t0 = grid.start(c);

@@ -1,5 +1,6 @@
 // SSDChunkCumsumFwd, chunked form: processed dt and the within-chunk inclusive cumsum of A*dt'.
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -11,7 +12,7 @@ Outputs chunk_cumsum_chunked(const ChunkCumsumArgs& a) {
   Tensor dA_cumsum(DType::f64, shape), dt_out(DType::f64, shape);
   const double* dt = a.dt->data();
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * d.heads, 30 * d.chunks * d.chunk))
   for (std::int64_t bh = 0; bh < d.batch * d.heads; ++bh) {
     const std::int64_t b = bh / d.heads, h = bh % d.heads;
     const double A = (*a.A)[h];

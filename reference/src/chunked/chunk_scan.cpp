@@ -3,6 +3,7 @@
 #include "gating.h"
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -14,7 +15,7 @@ Outputs chunk_scan_chunked(const ChunkScanArgs& a) {
   const Shape shape{d.batch, d.seqlen, H, P};
   Tensor out(DType::f64, shape), out_x(DType::f64, a.z ? shape : Shape{0});
 
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (worth_parallel(d.batch * d.chunks * H, 2 * Q * (Q + N) * P + 20 * Q * Q))
   for (std::int64_t item = 0; item < d.batch * d.chunks * H; ++item) {
     const std::int64_t b = item / (d.chunks * H), c = (item / H) % d.chunks, h = item % H;
     const std::int64_t g = d.group_of(h);

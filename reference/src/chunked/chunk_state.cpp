@@ -2,6 +2,7 @@
 #include "eigen_views.h"
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -12,7 +13,7 @@ Outputs chunk_state_chunked(const ChunkStateArgs& a) {
   const std::int64_t Q = d.chunk, H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
   Tensor states(DType::f64, {d.batch, d.chunks, H, P, N});
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * d.chunks * H, 2 * Q * P * N))
   for (std::int64_t item = 0; item < d.batch * d.chunks * H; ++item) {
     const std::int64_t b = item / (d.chunks * H), c = (item / H) % d.chunks, h = item % H;
     const std::int64_t L = grid.length(c), t0 = grid.start(c);

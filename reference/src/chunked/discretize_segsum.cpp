@@ -3,6 +3,7 @@
 #include "eigen_views.h"
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -14,7 +15,7 @@ Outputs discretize_segsum_chunked(const DiscretizeSegsumArgs& a) {
       M(DType::f64, {d.batch, NC, Q, Q, H}), A_cumsum(DType::f64, {d.batch, H, NC, Q}),
       decay(DType::f64, {d.batch, H, NC, Q});
 
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (worth_parallel(d.batch * NC, 2 * Q * Q * (G * N + 20 * H)))
   for (std::int64_t bc = 0; bc < d.batch * NC; ++bc) {
     const std::int64_t b = bc / NC, c = bc % NC;
     std::vector<RowMatrix> gram(static_cast<std::size_t>(G));

@@ -7,6 +7,7 @@
 #include "gating.h"
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -19,7 +20,7 @@ Outputs mamba2_chunked(const Mamba2Args& a) {
 
   // C_c * B_c^T per (batch, chunk, group), shared by the heads of a group, masked to same-sequence pairs.
   std::vector<RowMatrix> coupling(static_cast<std::size_t>(d.batch * NC * G));
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * NC * G, 2 * d.chunk * d.chunk * N))
   for (std::int64_t block = 0; block < d.batch * NC * G; ++block) {
     const std::int64_t b = block / (NC * G), c = (block / G) % NC, g = block % G;
     const std::int64_t L = grid.length(c), offset = ((b * S + grid.start(c)) * G + g) * N;
@@ -34,7 +35,7 @@ Outputs mamba2_chunked(const Mamba2Args& a) {
   }
 
   Tensor out(DType::f64, {d.batch, S, H, P}), final_states(DType::f64, {d.batch, H, P, N});
-#pragma omp parallel for schedule(dynamic)
+#pragma omp parallel for schedule(dynamic) if (worth_parallel(d.batch * H, NC * (2 * d.chunk * (d.chunk + 2 * N) * P + 20 * d.chunk * d.chunk)))
   for (std::int64_t bh = 0; bh < d.batch * H; ++bh) {
     const std::int64_t b = bh / H, h = bh % H, g = d.group_of(h);
     const double A = (*a.A)[h];

@@ -3,6 +3,7 @@
 #include "gating.h"
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -13,7 +14,7 @@ Outputs recurrent_chunked(const RecurrentArgs& a) {
   Tensor out(DType::f64, {d.batch, H, P});
   Tensor state(DType::f64, a.state->shape(), a.state->values());  // untouched rows keep their input
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * H, 30 * P * N))
   for (std::int64_t bh = 0; bh < d.batch * H; ++bh) {
     const std::int64_t b = bh / H, h = bh % H, g = d.group_of(h);
     const std::int64_t slot = a.state_batch_indices ? static_cast<std::int64_t>((*a.state_batch_indices)[b]) : b;

@@ -1,6 +1,7 @@
 // SSDStatePassingFwd, chunked form: the exclusive inter-chunk scan M <- exp(alpha_c)*M + S_c.
 #include "ssd/helpers.h"
 #include "ssd/oracle.h"
+#include "parallel.h"
 #include "validate.h"
 
 namespace ssd {
@@ -10,7 +11,7 @@ Outputs state_passing_chunked(const StatePassingArgs& a) {
   const std::int64_t NC = d.chunks, H = d.heads, D = d.flat;
   Tensor out(DType::f64, {d.batch, NC, H, D}), final_states(DType::f64, {d.batch, H, D});
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * H, 3 * NC * D))
   for (std::int64_t bh = 0; bh < d.batch * H; ++bh) {
     const std::int64_t b = bh / H, h = bh % H;
     Eigen::VectorXd M = a.initial_states ? Eigen::VectorXd(Eigen::Map<const Eigen::VectorXd>(

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine: installs what is missing, builds, and runs.
+#   bash tools/dev.sh selfcheck   the main job: both oracle forms over every op's smoke problems
+#   bash tools/dev.sh test        the whole ctest suite
+#   bash tools/dev.sh bench       the float64 oracle on every full-size workload (minutes)
+#   bash tools/dev.sh build       dependencies and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libomp-dev libgtest-dev
+          librapidcheck-dev libcli11-dev libhdf5-dev libfmt-dev)
+
+install_missing_packages() {
+  local missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+build() {
+  install_missing_packages
+  cmake --preset release >/dev/null
+  cmake --build --preset release -j "$(nproc)"
+}
+
+case "${1:-}" in
+  build) build ;;
+  selfcheck) build && ./build/tools/ssd-selfcheck ;;
+  test) build && ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 ;;
+  bench) build && ./build/tools/ssd-oracle-bench ;;
+  *) echo "usage: bash tools/dev.sh selfcheck|test|bench|build" >&2; exit 2 ;;
+esac
