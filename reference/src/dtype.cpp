@@ -35,6 +35,25 @@ double round_to_format(double v, Format f) {
   return result;
 }
 
+// Fast path of round_to_format for a result in the normal range: round the double's significand
+// to `precision` bits in place (ties to even; a carry into the exponent is the correct result).
+// Falls back to the general routine near the subnormal and overflow ranges.
+double round_to_format_fast(double v, Format f) {
+  std::uint64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  const int biased_exponent = static_cast<int>((bits >> 52) & 0x7FF);
+  const int e = biased_exponent - 1023;
+  if (e < f.emin || e >= f.emax) return round_to_format(v, f);  // subnormal, overflow, inf, nan, 0
+  const int drop = 52 - (f.precision - 1);                       // significand bits to discard
+  const std::uint64_t half = std::uint64_t{1} << (drop - 1);
+  const std::uint64_t keep_lsb = (bits >> drop) & 1;
+  bits += half - 1 + keep_lsb;  // round half to even
+  bits &= ~((std::uint64_t{1} << drop) - 1);
+  double r;
+  std::memcpy(&r, &bits, sizeof r);
+  return r;
+}
+
 }  // namespace
 
 std::string_view dtype_name(DType t) {
@@ -82,9 +101,9 @@ double smallest_normal(DType t) {
 double round_to(DType t, double value) {
   switch (t) {
     case DType::f64: return value;
-    case DType::f32: return round_to_format(value, kF32);
-    case DType::f16: return round_to_format(value, kF16);
-    case DType::bf16: return round_to_format(value, kBf16);
+    case DType::f32: return static_cast<double>(static_cast<float>(value));  // IEEE conversion: ties to even
+    case DType::f16: return round_to_format_fast(value, kF16);
+    case DType::bf16: return round_to_format_fast(value, kBf16);
     case DType::i32: return value;
   }
   return value;
