@@ -36,8 +36,12 @@ Outputs discretize_segsum_chunked(const DiscretizeSegsumArgs& a) {
       const std::int64_t vec = ((b * H + h) * NC + c) * Q;
       Eigen::Map<Eigen::VectorXd>(A_cumsum.data() + vec, Q) = cumsum;
       Eigen::Map<Eigen::VectorXd>(decay.data() + vec, Q) = decay_states(cumsum);
-      // exp(-inf) = 0 exactly above the diagonal and exp(0) = 1 exactly on it.
-      const RowMatrix Lh = segsum(step).array().exp().matrix();
+      // exp(0) = 1 exactly on the diagonal; above it the contract's value is exactly 0, written
+      // explicitly because a vectorized exp(-inf) need not return exactly 0.
+      const Eigen::MatrixXd seg = segsum(step);
+      RowMatrix Lh = RowMatrix::Zero(Q, Q);
+      for (std::int64_t i = 0; i < Q; ++i)
+        for (std::int64_t j = 0; j <= i; ++j) Lh(i, j) = std::exp(seg(i, j));
       strided(L.data() + vec * Q, Q, Q, Q) = Lh;
       const RowMatrix& Gh = gram[static_cast<std::size_t>(h / (H / G))];
       for (std::int64_t i = 0; i < Q; ++i)

@@ -1,0 +1,188 @@
+// SSDRecurrentFwd: hand-worked decode steps (no dt clamp, softplus, D, z, groups, state_batch_indices).
+#include "test_support.h"
+
+namespace ssd_test {
+namespace {
+
+using ssd::RecurrentArgs;
+
+class RecurrentTest : public ::testing::TestWithParam<OracleForm<RecurrentArgs>> {
+ protected:
+  Outputs run(const RecurrentArgs& args) const { return GetParam().run(args); }
+};
+INSTANTIATE_TEST_SUITE_P(BothForms, RecurrentTest, ::testing::ValuesIn(kRecurrentForms),
+                         form_name<RecurrentArgs>);
+
+TEST_P(RecurrentTest, OneStepTwoStateEntries) {
+  // state [1, 2], A [0, -1], dt 1, x 3, B [1, 2], C [1, 1]:
+  //   h_new = [1*e^0 + 1*1*3, 2*e^-1 + 1*2*3] = [4, 6 + 2e^-1];  out = 4 + 6 + 2e^-1
+  const Tensor st = f32({1, 1, 1, 2}, {1, 2});
+  const Tensor x = f32({1, 1, 1}, {3});
+  const Tensor dt = f32({1, 1, 1}, {1});
+  const Tensor A = f32({1, 1, 2}, {0, -1});
+  const Tensor B = f32({1, 1, 2}, {1, 2});
+  const Tensor C = f32({1, 1, 2}, {1, 1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_EQ(r.get("out").value.shape(), (Shape{1, 1, 1}));
+  EXPECT_EQ(r.get("state").value.shape(), (Shape{1, 1, 1, 2}));
+  EXPECT_REL(at(r, "out", {0, 0, 0}), 10 + 2 * e(-1));
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 4.0);
+  EXPECT_REL(at(r, "state", {0, 0, 0, 1}), 6 + 2 * e(-1));
+}
+
+TEST_P(RecurrentTest, PerElementAAndDt) {
+  // P = 2, N = 1: A [-1, 0], dt [1, 2], state [1, 1], x [1, 1], B = C = 1:
+  //   p0: 1*e^-1 + 1*1*1 = 1 + e^-1;  p1: 1*e^0 + 2*1*1 = 3
+  const Tensor st = f32({1, 1, 2, 1}, {1, 1});
+  const Tensor x = f32({1, 1, 2}, {1, 1});
+  const Tensor dt = f32({1, 1, 2}, {1, 2});
+  const Tensor A = f32({1, 2, 1}, {-1, 0});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_REL(at(r, "out", {0, 0, 0}), 1 + e(-1));
+  EXPECT_EQ(at(r, "out", {0, 0, 1}), 3.0);
+}
+
+TEST_P(RecurrentTest, NegativeDtIsNotClampedOnThisPath) {
+  // No dt_limit in selective_state_update: dt' = -1 stays. state 1, A -1, x 1, B = C = 1:
+  //   h_new = 1*exp(-1 * -1) + (-1)*1*1 = e - 1 (the prefill pipeline would give dt' = 0 and 1).
+  const Tensor st = f32({1, 1, 1, 1}, {1});
+  const Tensor x = f32({1, 1, 1}, {1});
+  const Tensor dt = f32({1, 1, 1}, {-1});
+  const Tensor A = f32({1, 1, 1}, {-1});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_REL(at(r, "out", {0, 0, 0}), e(1) - 1);
+  EXPECT_REL(at(r, "state", {0, 0, 0, 0}), e(1) - 1);
+}
+
+TEST_P(RecurrentTest, DtBiasThenSoftplusWithThreshold) {
+  // P = 2, N = 1, A = 0: dt + bias = [-1 + 1, 24 + 1] = [0, 25] -> softplus [ln 2, 25].
+  //   p0: h_new = 5 + ln2*1*2;  p1: h_new = 0 + 25*1*1 = 25 (exact: above the threshold)
+  const Tensor st = f32({1, 1, 2, 1}, {5, 0});
+  const Tensor x = f32({1, 1, 2}, {2, 1});
+  const Tensor dt = f32({1, 1, 2}, {-1, 24});
+  const Tensor bias = f32({1, 2}, {1, 1});
+  const Tensor A = f32({1, 2, 1}, {0, 0});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .dt_bias = &bias,
+                         .dt_softplus = true});
+  EXPECT_REL(at(r, "out", {0, 0, 0}), 5 + 2 * kLn2);
+  EXPECT_EQ(at(r, "out", {0, 0, 1}), 25.0);
+}
+
+TEST_P(RecurrentTest, DAndZGate) {
+  // state 0, A 0, dt 1, B = C = 1, x [1, 2]: h_new = x; y = x + D*x with D = [0.5, 1] -> [1.5, 4];
+  // out = y * silu(z) with z = [1, 2].
+  const Tensor st = f32({1, 1, 2, 1}, {0, 0});
+  const Tensor x = f32({1, 1, 2}, {1, 2});
+  const Tensor dt = f32({1, 1, 2}, {1, 1});
+  const Tensor A = f32({1, 2, 1}, {0, 0});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Tensor D = f32({1, 2}, {0.5, 1});
+  const Tensor z = f32({1, 1, 2}, {1, 2});
+  const Outputs with_d = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .D = &D});
+  EXPECT_EQ(at(with_d, "out", {0, 0, 0}), 1.5);
+  EXPECT_EQ(at(with_d, "out", {0, 0, 1}), 4.0);
+  const Outputs gated = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .D = &D, .z = &z});
+  EXPECT_REL(at(gated, "out", {0, 0, 0}), 1.5 * silu(1));
+  EXPECT_REL(at(gated, "out", {0, 0, 1}), 4 * silu(2));
+}
+
+TEST_P(RecurrentTest, HeadsOfOneGroupShareBAndC) {
+  // H = 2, G = 1, N = 1, state 0, A 0, dt 1: out[h] = x[h]*B*C with B = 2, C = 1: [2, 6].
+  const Tensor st = f32({1, 2, 1, 1}, {0, 0});
+  const Tensor x = f32({1, 2, 1}, {1, 3});
+  const Tensor dt = f32({1, 2, 1}, {1, 1});
+  const Tensor A = f32({2, 1, 1}, {0, 0});
+  const Tensor B = f32({1, 1, 1}, {2});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 2.0);
+  EXPECT_EQ(at(r, "out", {0, 1, 0}), 6.0);
+}
+
+TEST_P(RecurrentTest, GroupOfHeadIsHeadDividedByHeadsPerGroup) {
+  // H = 4, G = 2: heads 0,1 -> group 0 (B = 2, C = 1), heads 2,3 -> group 1 (B = 5, C = 10).
+  //   out = x * B * C = [1*2, 1*2, 1*50, 1*50]
+  const Tensor st = f32({1, 4, 1, 1}, {0, 0, 0, 0});
+  const Tensor x = f32({1, 4, 1}, {1, 1, 1, 1});
+  const Tensor dt = f32({1, 4, 1}, {1, 1, 1, 1});
+  const Tensor A = f32({4, 1, 1}, {0, 0, 0, 0});
+  const Tensor B = f32({1, 2, 1}, {2, 5});
+  const Tensor C = f32({1, 2, 1}, {1, 10});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 2.0);
+  EXPECT_EQ(at(r, "out", {0, 1, 0}), 2.0);
+  EXPECT_EQ(at(r, "out", {0, 2, 0}), 50.0);
+  EXPECT_EQ(at(r, "out", {0, 3, 0}), 50.0);
+}
+
+TEST_P(RecurrentTest, StateBatchIndicesWithPaddingEntry) {
+  // Bt = 2, Bs = 3 slots [10, 20, 30], indices [2, -1], A = 0, dt = 1, B = C = 1, x = [1, 5]:
+  //   b0 -> slot 2: h_new = 30 + 1 = 31, out 31;  b1 is padding: out exactly 0, no slot touched.
+  const Tensor st = f32({3, 1, 1, 1}, {10, 20, 30});
+  const Tensor x = f32({2, 1, 1}, {1, 5});
+  const Tensor dt = f32({2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({2, 1, 1}, {1, 1});
+  const Tensor C = f32({2, 1, 1}, {1, 1});
+  const Tensor idx = i32({2}, {2, -1});
+  const Outputs r =
+      run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &idx});
+  EXPECT_EQ(r.get("state").value.shape(), (Shape{3, 1, 1, 1}));
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 31.0);
+  EXPECT_EQ(at(r, "out", {1, 0, 0}), 0.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 10.0);
+  EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 31.0);
+}
+
+TEST_P(RecurrentTest, StateBatchIndicesPermuteSlotsAndAnyNegativeIsPadding) {
+  // Slots [10, 20, 30], B = [1, 2], x = [1, 5]:
+  //   indices [1, 0]: slot 1 = 20 + 1*1 = 21 (out b0 21), slot 0 = 10 + 2*5 = 20 (out b1 20), slot 2 kept.
+  const Tensor st = f32({3, 1, 1, 1}, {10, 20, 30});
+  const Tensor x = f32({2, 1, 1}, {1, 5});
+  const Tensor dt = f32({2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({2, 1, 1}, {1, 2});
+  const Tensor C = f32({2, 1, 1}, {1, 1});
+  const Tensor perm = i32({2}, {1, 0});
+  const Outputs r =
+      run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &perm});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 21.0);
+  EXPECT_EQ(at(r, "out", {1, 0, 0}), 20.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 21.0);
+  EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 30.0);
+  //   indices [-7, 0]: b0 padding (out 0), slot 0 = 10 + 2*5 = 20, slots 1 and 2 kept.
+  const Tensor pad = i32({2}, {-7, 0});
+  const Outputs q =
+      run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &pad});
+  EXPECT_EQ(at(q, "out", {0, 0, 0}), 0.0);
+  EXPECT_EQ(at(q, "out", {1, 0, 0}), 20.0);
+  EXPECT_EQ(at(q, "state", {0, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(q, "state", {1, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(q, "state", {2, 0, 0, 0}), 30.0);
+}
+
+TEST_P(RecurrentTest, OutUsesTheUnroundedNewState) {
+  // bf16 state 1, A 0, dt 1, B = C = 1, x = 2^-9: h_new = 1 + 2^-9, which bf16 (ulp 2^-7 at 1)
+  // would round back to 1. out and the returned state carry the unrounded 1 + 2^-9.
+  const Tensor st = bf16({1, 1, 1, 1}, {1});
+  const Tensor x = f32({1, 1, 1}, {std::ldexp(1.0, -9)});
+  const Tensor dt = f32({1, 1, 1}, {1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 1.0 + std::ldexp(1.0, -9));
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 1.0 + std::ldexp(1.0, -9));
+}
+
+}  // namespace
+}  // namespace ssd_test
