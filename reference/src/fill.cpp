@@ -155,6 +155,10 @@ void fill_batch_indices(Tensor& t, const Problem& p, std::uint64_t seed) {
 
 InputSet make_inputs(const Problem& p) {
   if (auto why = invalid_reason(p)) throw ArgumentError("problem", *why + " (" + to_string(p) + ")");
+  return make_inputs_unchecked(p);
+}
+
+InputSet make_inputs_unchecked(const Problem& p) {
   const OpSpec& spec = op_spec(p.op);
   InputSet inputs;
   for (const InputRole& role : spec.inputs) {

@@ -25,6 +25,12 @@ bool OpSpec::takes_flag(std::string_view flag) const {
 
 bool OpSpec::takes_dim(char dim) const { return std::find(dims.begin(), dims.end(), dim) != dims.end(); }
 
+const OutputRole& OpSpec::output(std::string_view role) const {
+  for (const auto& r : outputs)
+    if (r.name == role) return r;
+  throw ArgumentError("output", std::string(name) + " has no output '" + std::string(role) + "'");
+}
+
 const InputRole* OpSpec::input(std::string_view role) const {
   for (const auto& r : inputs)
     if (r.name == role) return &r;

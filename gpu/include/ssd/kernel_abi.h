@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 #define SSD_KERNEL_ABI_VERSION 1
-#define SSD_KERNEL_TABLE_SYMBOL "ssd_kernel_table"
+#define SSD_KERNEL_TABLE_SYMBOL "ssd_get_kernel_table"
 #define SSD_MAX_RANK 6
 
 typedef enum { SSD_DTYPE_F32 = 0, SSD_DTYPE_F16 = 1, SSD_DTYPE_BF16 = 2, SSD_DTYPE_I32 = 3 } ssd_dtype;
@@ -142,7 +142,8 @@ typedef struct {
   ssd_status (*device_synchronize)(void);
 } ssd_kernel_table;
 
-/* The one symbol a kernel library exports. */
+/* The one symbol a kernel library exports, named SSD_KERNEL_TABLE_SYMBOL:
+ *   extern "C" const ssd_kernel_table* ssd_get_kernel_table(void); */
 typedef const ssd_kernel_table* (*ssd_kernel_table_fn)(void);
 
 #ifdef __cplusplus

@@ -43,10 +43,23 @@ struct InputRole {
   std::function<FillRule(const Problem&)> fill;
 };
 
+// Constants of the per-element bound of one output (docs/tolerance.md): the safety factor on the
+// roundings to storage dtypes (a correctly rounded value is off by up to u |y|, so 2 keeps an
+// honest kernel's r at or below 1/2), on the accumulation term and on the exponent term, and c of
+// phi(n) = sqrt(n) + c. Calibrated against the honest fp32 emulations (tests/calibration); they
+// live here and nowhere else.
+struct ToleranceConstants {
+  double rounding = 2.0;
+  double k = 2.0;
+  double k_exp = 2.0;
+  double c_phi = 4.0;
+};
+
 struct OutputRole {
   std::string name;
   std::function<DType(const Problem&)> dtype;  // the dtype a kernel stores the output in
   std::function<bool(const Problem&)> present;  // nullptr = always produced
+  ToleranceConstants tolerance{};
 };
 
 // Named input tensors of one case.
@@ -77,6 +90,7 @@ struct OpSpec {
   std::function<std::vector<Problem>()> smoke;      // small cases covering dtypes and options
   std::function<std::vector<Problem>()> workloads;  // the full-size benchmark cases (workloads.md)
 
+  const OutputRole& output(std::string_view name) const;  // throws ArgumentError
   bool takes_flag(std::string_view flag) const;
   bool takes_dim(char dim) const;
   const InputRole* input(std::string_view role) const;
@@ -91,5 +105,8 @@ std::optional<std::string> invalid_reason(const Problem& p);
 // name and block of elements), independent of thread count and machine. Throws ArgumentError
 // for an invalid problem.
 InputSet make_inputs(const Problem& p);
+// The same fills for a case outside the contract whose tensors can still be built (e.g. H % G != 0),
+// to check that a kernel rejects it. Throws ArgumentError when no tensor can be built.
+InputSet make_inputs_unchecked(const Problem& p);
 
 }  // namespace ssd

@@ -51,6 +51,7 @@ OpSpec state_passing() {
         "state_passing:f32 b1 s64 q8 h2 d4 +init seq=0:8,9,7,24,-16 seed=4",
         "state_passing:f32 b1 s5 q16 h2 d4 +init seed=5",
         "state_passing:bf16 b1 s40 q8 h2 d8 +init seq=1:20,20 out=f32 seed=6",
+        "state_passing:f32 b1 s64 q8 h2 d4 +init seq=0:7,9,48 seed=7",
     });
   };
   s.workloads = [] {

@@ -1,0 +1,148 @@
+// Shared pieces of the per-element bounds.
+#include "common.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ssd/errors.h"
+
+namespace ssd {
+
+OutputBound& Bounds::add(OutputBound b) {
+  bounds_.push_back(std::move(b));
+  return bounds_.back();
+}
+
+bool Bounds::has(std::string_view name) const {
+  for (const auto& b : bounds_)
+    if (b.name == name) return true;
+  return false;
+}
+
+const OutputBound& Bounds::get(std::string_view name) const {
+  for (const auto& b : bounds_)
+    if (b.name == name) return b;
+  throw ArgumentError("bounds", "no bound for output '" + std::string(name) + "'");
+}
+
+namespace tolerance {
+
+Tensor absolute(const Tensor& t) {
+  Tensor out(DType::f64, t.shape());
+  for (std::int64_t i = 0; i < t.numel(); ++i) out.data()[i] = std::fabs(t[i]);
+  return out;
+}
+
+std::optional<Tensor> absolute(const Tensor* t) {
+  if (t == nullptr) return std::nullopt;
+  return absolute(*t);
+}
+
+Tensor product(const Tensor& a, const Tensor& b) {
+  Tensor out(DType::f64, a.shape());
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data()[i] = a[i] * b[i];
+  return out;
+}
+
+Tensor scaled(const Tensor& a, double s) {
+  Tensor out(DType::f64, a.shape());
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data()[i] = a[i] * s;
+  return out;
+}
+
+Tensor sum(const Tensor& a, const Tensor& b) {
+  Tensor out(DType::f64, a.shape());
+  for (std::int64_t i = 0; i < a.numel(); ++i) out.data()[i] = a[i] + b[i];
+  return out;
+}
+
+Tensor filled(const Shape& shape, double value) {
+  Tensor out(DType::f64, shape);
+  std::fill_n(out.data(), out.numel(), value);
+  return out;
+}
+
+Tensor token_cumsum_magnitude(const Tensor& dA, std::int64_t seqlen, std::int64_t headdim) {
+  const std::int64_t batch = dA.dim(0), heads = dA.dim(1), chunks = dA.dim(2), Q = dA.dim(3);
+  Tensor out(DType::f64, {batch, seqlen, heads, headdim});
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t t = 0; t < seqlen; ++t)
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const double m = std::fabs(dA[((b * heads + h) * chunks + t / Q) * Q + t % Q]);
+        for (std::int64_t p = 0; p < headdim; ++p) out.data()[((b * seqlen + t) * heads + h) * headdim + p] = m;
+      }
+  return out;
+}
+
+Tensor chunk_total_magnitude(const Tensor& dA, std::int64_t headdim, std::int64_t dstate) {
+  const std::int64_t batch = dA.dim(0), heads = dA.dim(1), chunks = dA.dim(2), Q = dA.dim(3);
+  Tensor out(DType::f64, {batch, chunks, heads, headdim, dstate});
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t c = 0; c < chunks; ++c)
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const double m = std::fabs(dA[((b * heads + h) * chunks + c) * Q + Q - 1]);
+        std::fill_n(out.data() + ((b * chunks + c) * heads + h) * headdim * dstate, headdim * dstate, m);
+      }
+  return out;
+}
+
+double conversion_roundoff(DType from, DType to) {
+  if (from == to) return 0.0;
+  // f32 -> anything narrower, or between the two 16-bit formats (neither contains the other).
+  if (to == DType::f32 || to == DType::f64) return 0.0;
+  return unit_roundoff(to);
+}
+
+double half_subnormal(DType t) {
+  switch (t) {
+    case DType::f16: return 0x1p-25;
+    case DType::bf16: return 0x1p-134;
+    default: return 0.0;
+  }
+}
+
+OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms& terms) {
+  const OutputRole& role = op_spec(p.op).output(oracle.name);
+  const DType stored = role.dtype(p);
+  const ToleranceConstants& c = role.tolerance;
+  const double u_out = unit_roundoff(stored);
+  const double tau = smallest_normal(stored);
+  const double phi = std::sqrt(static_cast<double>(terms.reduction_length)) + c.c_phi;
+  const double accumulation = c.k * kAccumulationRoundoff * phi;
+  const double exponent = c.k_exp * kAccumulationRoundoff * phi;
+
+  OutputBound b;
+  b.name = oracle.name;
+  b.reduction_length = terms.reduction_length;
+  b.bound = Tensor(DType::f64, oracle.value.shape());
+  b.exact.assign(static_cast<std::size_t>(oracle.value.numel()), 0);
+  bool any_exact = false;
+  for (std::int64_t i = 0; i < oracle.value.numel(); ++i) {
+    const double y = oracle.value[i];
+    const double S = (*terms.shadow)[i];
+    const double E = terms.exponent ? (*terms.exponent)[i] : 0.0;
+    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E)) {
+      b.bound.data()[i] = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (S == 0.0 && E == 0.0) {
+      b.exact[static_cast<std::size_t>(i)] = 1;
+      any_exact = true;
+      continue;  // bound 0
+    }
+    const double F = terms.floor ? (*terms.floor)[i] : 0.0;
+    b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + terms.intermediate_roundoff * S + terms.floor_unit * F) +
+                        accumulation * S + exponent * E + tau;
+  }
+  if (!any_exact) b.exact.clear();
+  return b;
+}
+
+void mark_exact(OutputBound& b, std::int64_t flat) {
+  if (b.exact.empty()) b.exact.assign(static_cast<std::size_t>(b.bound.numel()), 0);
+  b.exact[static_cast<std::size_t>(flat)] = 1;
+  b.bound.data()[flat] = 0.0;
+}
+
+}  // namespace tolerance
+}  // namespace ssd

@@ -1,0 +1,58 @@
+// Shared pieces of the per-element bounds (internal to ssd_reference): magnitude-shadow inputs,
+// the bound formula, and exactness.
+#pragma once
+#include <cmath>
+#include <optional>
+
+#include "ssd/tolerance.h"
+
+namespace ssd::tolerance {
+
+inline constexpr double kAccumulationRoundoff = 0x1p-24;  // u_acc: fp32 arithmetic for every op
+
+// Elementwise |t| as a float64 tensor; nullopt for an absent tensor.
+Tensor absolute(const Tensor& t);
+std::optional<Tensor> absolute(const Tensor* t);
+inline const Tensor* ptr(const std::optional<Tensor>& t) { return t ? &*t : nullptr; }
+// a (.) b elementwise (same shapes), and a * s.
+Tensor product(const Tensor& a, const Tensor& b);
+Tensor scaled(const Tensor& a, double s);
+Tensor sum(const Tensor& a, const Tensor& b);
+Tensor filled(const Shape& shape, double value);
+
+// |dA_i| spread over a token-major [Bt,S,H,P] grid from a chunk-major [Bt,H,NC,Q] cumsum.
+Tensor token_cumsum_magnitude(const Tensor& dA, std::int64_t seqlen, std::int64_t headdim);
+// |dA_{Q-1}| of each chunk spread over [Bt,NC,H,P,N] chunk states.
+Tensor chunk_total_magnitude(const Tensor& dA, std::int64_t headdim, std::int64_t dstate);
+
+// The unit roundoff of converting `from` to `to` (0 when `from` is already representable in `to`,
+// i.e. `to` is at least as wide).
+double conversion_roundoff(DType from, DType to);
+
+// Absolute error of rounding a value in the subnormal range of a 16-bit intermediate: half the
+// subnormal spacing (f16 2^-25); 0 for f32, whose intermediates are not rounded further.
+double half_subnormal(DType t);
+
+// What one output's bound is built from.
+struct BoundTerms {
+  const Tensor* shadow = nullptr;    // S: sum of |terms|
+  const Tensor* exponent = nullptr;  // E: |terms| weighted by their exponent magnitudes (optional)
+  double intermediate_roundoff = 0;  // u_mid: roundings the contract grants on the path, charged on S
+  std::int64_t reduction_length = 1; // n of phi(n)
+  // Subnormal floor of the intermediate roundings: F = sum of |the factor each rounded value
+  // multiplies|, charged as floor_unit * F (relative roundoff u_mid does not hold below the
+  // normal range).
+  const Tensor* floor = nullptr;
+  double floor_unit = 0;
+};
+
+// B = rounding (u_out |y*| + u_mid S + floor_unit F) + k u_acc phi(n) S + k_exp u_acc phi(n) E
+// + tau_out, with bound 0 and
+// the exact flag where S == 0 and E == 0 (every term vanished: an honest kernel stores exactly the
+// oracle's zero). Non-finite oracle values get an infinite bound (they are checked apart).
+OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms& terms);
+
+// Marks elements exact (bound 0) in an existing bound, e.g. the unit diagonal of L.
+void mark_exact(OutputBound& b, std::int64_t flat);
+
+}  // namespace ssd::tolerance

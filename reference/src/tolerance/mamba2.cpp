@@ -1,0 +1,97 @@
+// Bounds of Mamba2Fwd, from the shadows of its pipeline: the chunk states, the inter-chunk scan
+// (whose exponent charge is the sensitivity to the chunk totals), and the scan of each chunk.
+#include "common.h"
+#include "ops.h"
+#include "ssd/helpers.h"
+
+namespace ssd::tolerance {
+
+Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle) {
+  const Tensor* seq = in.find("seq_idx");
+  const std::int64_t NC = (p.s + p.q - 1) / p.q, PN = p.p * p.n;
+  DtLimit limit;
+  if (p.dt_limit) limit = *p.dt_limit;
+  const Outputs cumsum = chunk_cumsum_chunked({&in.at("dt"), &in.at("A"), p.q, in.find("dt_bias"), p.softplus, limit});
+  const Tensor& dA = cumsum.get("dA_cumsum").value;
+  // Processed dt with the softplus allowance: log(exp(x) + 1) in fp32 is off by about one ulp of
+  // (1 + exp(x)), an absolute error of order 1 + dt' that every term using dt' inherits.
+  Tensor dt_mag = absolute(cumsum.get("dt_out").value);
+  if (p.softplus)
+    for (std::int64_t i = 0; i < dt_mag.numel(); ++i)
+      if (dt_mag[i] != 0.0) dt_mag.data()[i] += 1.0 + dt_mag[i];
+
+  const Tensor absx = absolute(in.at("x")), absB = absolute(in.at("B")), absC = absolute(in.at("C"));
+  const std::optional<Tensor> absD = absolute(in.find("D")), abs_init = absolute(in.find("initial_states"));
+
+  // Chunk states and their exponent charge (|dA[Q-1]| + |dA[k]| per token).
+  const Tensor states_S = chunk_state_chunked({&absB, &absx, &dt_mag, &dA, seq}).get("states").value;
+  const Tensor weighted_dt = product(dt_mag, absolute(dA));
+  const Tensor states_E = sum(product(chunk_total_magnitude(dA, p.p, p.n), states_S),
+                              chunk_state_chunked({&absB, &absx, &weighted_dt, &dA, seq}).get("states").value);
+
+  // Inter-chunk scan. Each carried term travels a path of chunk totals computed by the cumsum;
+  // its exponent charge is |sum of totals on the path|, the derivative of the scan's shadow with
+  // respect to scaling every total (all totals are <= 0 when A <= 0 and dt' >= 0).
+  Tensor totals(DType::f64, {p.b, p.h, NC});
+  for (std::int64_t i = 0; i < totals.numel(); ++i) totals.data()[i] = dA[i * p.q + p.q - 1];
+  constexpr double eta = 0x1p-20;
+  const Tensor scaled_totals = scaled(totals, 1.0 + eta);
+  const Tensor flat_S = states_S.reshaped({p.b, NC, p.h, PN}), flat_E = states_E.reshaped({p.b, NC, p.h, PN});
+  std::optional<Tensor> flat_init;
+  if (abs_init) flat_init = abs_init->reshaped({p.b, p.h, PN});
+  const Outputs pass_S = state_passing_chunked({&flat_S, &totals, ptr(flat_init), seq, p.q});
+  const Outputs pass_moved = state_passing_chunked({&flat_S, &scaled_totals, ptr(flat_init), seq, p.q});
+  const Outputs pass_E = state_passing_chunked({&flat_E, &totals, nullptr, seq, p.q});
+  // Every chunk step also rounds its exp and its update: a charge per step on the path, the
+  // derivative with respect to shifting every total by the same amount.
+  Tensor shifted_totals = totals;
+  for (std::int64_t i = 0; i < shifted_totals.numel(); ++i) shifted_totals.data()[i] += eta;
+  const Outputs pass_shifted = state_passing_chunked({&flat_S, &shifted_totals, ptr(flat_init), seq, p.q});
+  auto path_charge = [&](const char* name) {
+    const Tensor& a = pass_S.get(name).value;
+    const Tensor& b = pass_moved.get(name).value;
+    const Tensor& c = pass_shifted.get(name).value;
+    Tensor e(DType::f64, a.shape());
+    for (std::int64_t i = 0; i < a.numel(); ++i)
+      e.data()[i] = (std::fabs(b[i] - a[i]) + std::fabs(c[i] - a[i])) / eta + pass_E.get(name).value[i];
+    return e;
+  };
+  const Tensor prev_S = pass_S.get("out").value.reshaped({p.b, NC, p.h, p.p, p.n});
+  const Tensor prev_E = path_charge("out").reshaped({p.b, NC, p.h, p.p, p.n});
+  const Tensor final_S = pass_S.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
+  const Tensor final_E = path_charge("final_states").reshaped({p.b, p.h, p.p, p.n});
+
+  // Each chunk's scan on the shadows.
+  const Tensor cb_S = chunk_coupling_chunked({&absC, &absB, p.q, seq, false}).get("CB").value;
+  ScanShadow y = chunk_scan_shadow(p, {&cb_S, &absx, &dt_mag, &dA, &absC, &prev_S, ptr(absD), nullptr, seq}, dA,
+                                   &prev_E);
+
+  // Subnormal floor of the chunk states' rounding of B*w to x.dtype (sum_k |x_k| per chunk),
+  // carried through the inter-chunk scan into the final states and, through C, into out.
+  const Tensor ones_B = filled(absB.shape(), 1.0), ones_dt = filled(dA.shape(), 1.0), zero_dA = filled(dA.shape(), 0.0);
+  const Tensor states_F = chunk_state_chunked({&ones_B, &absx, &ones_dt, &zero_dA, seq}).get("states").value;
+  const Tensor flat_F = states_F.reshaped({p.b, NC, p.h, PN});
+  const Outputs pass_F = state_passing_chunked({&flat_F, &totals, nullptr, seq, p.q});
+  const Tensor final_F = pass_F.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
+  const Tensor prev_F = pass_F.get("out").value.reshaped({p.b, NC, p.h, p.p, p.n});
+  const Tensor zero_cb = filled(cb_S.shape(), 0.0);
+  y.floor = sum(y.floor, chunk_scan_chunked({&zero_cb, &absx, &dt_mag, &dA, &absC, &prev_F, nullptr, nullptr, seq})
+                             .get("out").value);
+
+  // Rounding points granted on the path: B*w to x.dtype in the chunk states, the entering states
+  // stored in C.dtype, the diagonal coefficient in x.dtype, and mixed B/C converted for their dot.
+  const DType dx = in.at("x").dtype(), dB = in.at("B").dtype(), dC = in.at("C").dtype();
+  const DType dot = (dC == DType::bf16 || dB == DType::bf16) ? DType::bf16
+                    : (dC == DType::f16 || dB == DType::f16) ? DType::f16 : DType::f32;
+  const double u_states = conversion_roundoff(DType::f32, dx);
+  const double u_out_path = u_states + conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx) +
+                            conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot);
+  Bounds bounds;
+  add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC, bounds,
+                   std::max(half_subnormal(dC), half_subnormal(dx)));
+  bounds.add(make_bound(p, oracle.get("final_states"),
+                        {&final_S, &final_E, u_states, p.q + NC, &final_F, half_subnormal(dx)}));
+  return bounds;
+}
+
+}  // namespace ssd::tolerance

@@ -1,0 +1,32 @@
+// Per-op bound builders and the shadow pieces shared between them (internal to ssd_reference).
+#pragma once
+#include "common.h"
+#include "ssd/oracle.h"
+
+namespace ssd::tolerance {
+
+Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds chunk_coupling_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds chunk_state_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds state_passing_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+Bounds discretize_segsum_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+
+// Shadow of chunk_scan's y (before the gate), shared with Mamba2Fwd.
+struct ScanShadow {
+  Tensor without_skip;  // carried-in and diagonal terms
+  Tensor with_skip;     // plus |D x|
+  Tensor exponent;      // E of the terms without D
+  Tensor floor;         // F: what the subnormal floor of the intermediate roundings multiplies
+};
+// abs_args: every linear input replaced by its absolute value (z ignored). exponent_states: the
+// exponent charge already carried by the entering states (nullptr when they are plain inputs).
+ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& dA,
+                             const Tensor* exponent_states);
+// Adds the bounds of "out" (and "out_x" with z) from y's shadow.
+void add_gated_bounds(const Problem& p, const Outputs& oracle, const Tensor* z, const ScanShadow& s, double u_mid,
+                      std::int64_t n, Bounds& bounds, double floor_unit);
+
+}  // namespace ssd::tolerance

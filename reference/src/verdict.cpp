@@ -1,0 +1,178 @@
+// Judging kernel outputs against the oracle under the per-element bounds.
+#include "ssd/verdict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace ssd {
+namespace {
+
+std::string coordinates(const Shape& shape, std::int64_t flat) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t axis = shape.size(); axis-- > 0;) {
+    index[axis] = flat % shape[axis];
+    flat /= shape[axis];
+  }
+  std::string s = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) {
+    if (i) s.push_back(',');
+    s.append(std::to_string(index[i]));
+  }
+  s.push_back(']');
+  return s;
+}
+
+// Worst elements first: exact and non-finite failures, then by r.
+void keep_worst(std::vector<ElementReport>& worst, ElementReport e, int count) {
+  auto rank = [](const ElementReport& x) { return x.why == "over bound" || x.why.empty() ? x.r : 1e300; };
+  worst.push_back(std::move(e));
+  std::sort(worst.begin(), worst.end(), [&](const auto& a, const auto& b) { return rank(a) > rank(b); });
+  if (static_cast<int>(worst.size()) > count) worst.pop_back();
+}
+
+OutputJudgement judge_output(const Output& want, const OutputBound& bound, const Tensor& got, int worst_count) {
+  OutputJudgement j;
+  j.name = want.name;
+  for (std::int64_t i = 0; i < want.value.numel(); ++i) {
+    if (!want.is_defined(i)) continue;
+    ++j.compared;
+    const double y = got[i], y_star = want.value[i], b = bound.bound[i];
+    ElementReport e{i, "", y, y_star, b, 0.0, ""};
+    if (std::isfinite(y_star) && !std::isfinite(y)) {
+      ++j.not_finite;
+      e.why = "not finite";
+      e.r = std::numeric_limits<double>::infinity();
+    } else if (!std::isfinite(y_star)) {
+      // The oracle overflowed (e.g. A > 0): the kernel must produce the same non-finite value.
+      if (!(std::isnan(y_star) ? std::isnan(y) : y == y_star)) {
+        ++j.exact_mismatches;
+        e.why = "non-finite value expected";
+      }
+    } else if (bound.is_exact(i)) {
+      if (y != y_star) {
+        ++j.exact_mismatches;
+        e.why = "exact value expected";
+        e.r = std::numeric_limits<double>::infinity();
+      }
+    } else {
+      e.r = std::fabs(y - y_star) / b;
+      j.max_r = std::max(j.max_r, e.r);
+      ++j.histogram[static_cast<std::size_t>(histogram_bin(e.r))];
+      if (e.r > 1.0) {
+        ++j.over_bound;
+        e.why = "over bound";
+      }
+    }
+    if (!e.why.empty() || (worst_count > 0 && e.r > 0 && (j.worst.size() < static_cast<std::size_t>(worst_count) ||
+                                                          e.r > j.worst.back().r))) {
+      e.index = coordinates(want.value.shape(), i);
+      keep_worst(j.worst, std::move(e), worst_count);
+    }
+  }
+  return j;
+}
+
+bool degenerate(const Output& want) {
+  for (std::int64_t i = 0; i < want.value.numel(); ++i)
+    if (want.is_defined(i) && want.value[i] != 0.0) return false;
+  return true;
+}
+
+}  // namespace
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::passed: return "PASSED";
+    case Verdict::failed: return "FAILED";
+    case Verdict::mistrusted: return "MISTRUSTED";
+    case Verdict::skipped: return "SKIPPED";
+    case Verdict::invalid: return "INVALID";
+  }
+  return "?";
+}
+
+int histogram_bin(double r) {
+  if (!(r < 1.0)) return r < 2.0 ? kHistogramBins - 2 : kHistogramBins - 1;
+  for (int bin = 0; bin < kHistogramBins - 2; ++bin)
+    if (r < std::ldexp(1.0, bin - (kHistogramBins - 3))) return bin;
+  return kHistogramBins - 3;
+}
+
+std::string histogram_label(int bin) {
+  if (bin == kHistogramBins - 1) return ">=2";
+  if (bin == kHistogramBins - 2) return "[1,2)";
+  if (bin == 0) return "<1/64";
+  const int hi = kHistogramBins - 3 - bin;  // r < 2^-hi
+  return hi == 0 ? std::string("<1") : "<1/" + std::to_string(1 << hi);
+}
+
+double CaseJudgement::max_r() const {
+  double r = 0.0;
+  for (const auto& o : outputs) r = std::max(r, o.max_r);
+  return r;
+}
+
+CaseJudgement judge(const Problem& problem, const Outputs& oracle, const Bounds& bounds, const Outputs& got,
+                    int worst_count) {
+  CaseJudgement j;
+  j.problem = to_string(problem);
+  bool all_degenerate = true;
+  for (const Output& want : oracle.all()) {
+    if (!got.has(want.name)) {
+      j.verdict = Verdict::failed;
+      j.message = "output '" + want.name + "' missing";
+      return j;
+    }
+    const Tensor& value = got.get(want.name).value;
+    if (value.shape() != want.value.shape()) {
+      j.verdict = Verdict::failed;
+      j.message = "output '" + want.name + "' has shape " + shape_string(value.shape()) + ", expected " +
+                  shape_string(want.value.shape());
+      return j;
+    }
+    j.outputs.push_back(judge_output(want, bounds.get(want.name), value, worst_count));
+    if (j.outputs.back().failed()) j.verdict = Verdict::failed;
+    all_degenerate = all_degenerate && degenerate(want);
+  }
+  if (j.verdict == Verdict::passed && all_degenerate) {
+    j.verdict = Verdict::mistrusted;
+    j.message = "every oracle output is zero: a pass would prove nothing";
+  }
+  return j;
+}
+
+std::string describe(const CaseJudgement& j) {
+  char head[64];
+  std::snprintf(head, sizeof head, "%-10s max r %.3g", std::string(verdict_name(j.verdict)).c_str(), j.max_r());
+  std::string s = head;
+  s.append(" (");
+  for (std::size_t i = 0; i < j.outputs.size(); ++i) {
+    char part[96];
+    std::snprintf(part, sizeof part, "%s%s %.3g", i ? ", " : "", j.outputs[i].name.c_str(), j.outputs[i].max_r);
+    s.append(part);
+  }
+  s.append(")  ").append(j.problem);
+  if (!j.message.empty()) s.append("\n  ").append(j.message);
+  if (j.verdict == Verdict::failed) {
+    for (const auto& o : j.outputs) {
+      if (!o.failed()) continue;
+      char line[160];
+      std::snprintf(line, sizeof line, "\n  %s: %lld of %lld elements over bound, %lld exact mismatches, %lld not finite",
+                    o.name.c_str(), static_cast<long long>(o.over_bound), static_cast<long long>(o.compared),
+                    static_cast<long long>(o.exact_mismatches), static_cast<long long>(o.not_finite));
+      s.append(line);
+      for (const auto& e : o.worst) {
+        char row[256];
+        std::snprintf(row, sizeof row, "\n    %s%s got %.9g expected %.9g bound %.3g r %.3g%s%s", o.name.c_str(),
+                      e.index.c_str(), e.got, e.expected, e.bound, e.r, e.why.empty() ? "" : "  ", e.why.c_str());
+        s.append(row);
+      }
+    }
+    s.append("\n  ").append(j.repro());
+  }
+  return s;
+}
+
+}  // namespace ssd

@@ -1,0 +1,73 @@
+// The tolerance rule separates honest kernels from wrong ones: over 1000 random problems per op
+// (every dtype and flag), both honest fp32 emulations (kernel order and blocked/tree order) pass
+// with max utilization r <= 0.5. The r histogram of every op and output is printed at the end.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "ssd/generators.h"
+#include "ssd/runner.h"
+
+namespace {
+
+constexpr double kHonestUtilization = 0.5;
+
+struct Tally {
+  std::int64_t cases = 0, mistrusted = 0;
+  double max_r = 0;
+  std::string worst_case;
+  std::array<std::int64_t, ssd::kHistogramBins> histogram{};
+};
+std::map<std::string, Tally>& tallies() {
+  static std::map<std::string, Tally> t;
+  return t;
+}
+
+void honest_variant_passes(ssd::Op op, const char* variant) {
+  static std::map<std::string, ssd::KernelLibrary> libraries;
+  if (!libraries.count(variant)) libraries.emplace(variant, ssd::KernelLibrary::open(variant));
+  const ssd::Problem problem = *ssd::gen_problem(op);
+  const ssd::CaseJudgement j = ssd::check_case(libraries.at(variant), problem);
+  for (const auto& o : j.outputs) {
+    Tally& t = tallies()[std::string(variant) + " " + std::string(ssd::op_name(op)) + " " + o.name];
+    ++t.cases;
+    if (j.verdict == ssd::Verdict::mistrusted) ++t.mistrusted;
+    if (o.max_r >= t.max_r) {
+      t.max_r = o.max_r;
+      t.worst_case = j.problem;
+    }
+    for (int b = 0; b < ssd::kHistogramBins; ++b) t.histogram[static_cast<std::size_t>(b)] += o.histogram[static_cast<std::size_t>(b)];
+  }
+  RC_LOG() << ssd::describe(j) << '\n';
+  RC_ASSERT(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted);
+  RC_ASSERT(j.max_r() <= kHonestUtilization);
+}
+
+#define HONEST(Name, op)                                                                             \
+  RC_GTEST_PROP(HonestEmulation, Name, ()) { honest_variant_passes(ssd::Op::op, "emulation"); } \
+  RC_GTEST_PROP(HonestEmulationBlocked, Name, ()) { honest_variant_passes(ssd::Op::op, "emulation-blocked"); }
+HONEST(Mamba2, mamba2)
+HONEST(ChunkCumsum, chunk_cumsum)
+HONEST(ChunkCoupling, chunk_coupling)
+HONEST(ChunkState, chunk_state)
+HONEST(StatePassing, state_passing)
+HONEST(ChunkScan, chunk_scan)
+HONEST(Recurrent, recurrent)
+HONEST(DiscretizeSegsum, discretize_segsum)
+
+// Runs last (gtest keeps definition order): the evidence behind docs/tolerance.md.
+TEST(Utilization, Histograms) {
+  std::printf("%-48s %6s %8s", "variant op output", "cases", "max r");
+  for (int b = 0; b < ssd::kHistogramBins; ++b) std::printf(" %9s", ssd::histogram_label(b).c_str());
+  std::printf("\n");
+  for (const auto& [key, t] : tallies()) {
+    std::printf("%-48s %6lld %8.3f", key.c_str(), static_cast<long long>(t.cases), t.max_r);
+    for (auto count : t.histogram) std::printf(" %9lld", static_cast<long long>(count));
+    std::printf("\n");
+  }
+}
+
+}  // namespace

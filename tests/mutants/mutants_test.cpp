@@ -1,0 +1,73 @@
+// Every planted-bug library, loaded from its shared object through the kernel ABI, is FAILED on
+// the smoke problems, while the honest emulation passes them all. Prints the flaw x op table.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+
+#include "ssd/emulation.h"
+#include "ssd/errors.h"
+#include "ssd/runner.h"
+
+namespace {
+
+std::vector<std::string> flaws() {
+  std::vector<std::string> list;
+  std::stringstream s(SSD_MUTANT_FLAW_LIST);
+  for (std::string f; std::getline(s, f, ',');) list.push_back(f);
+  return list;
+}
+
+// FAILED cases per op over the smoke problems.
+std::vector<int> failures_per_op(const ssd::KernelLibrary& library) {
+  std::vector<int> failed;
+  for (ssd::Op op : ssd::kAllOps) {
+    int n = 0;
+    for (const ssd::Problem& p : ssd::op_spec(op).smoke())
+      n += ssd::check_case(library, p).verdict == ssd::Verdict::failed ? 1 : 0;
+    failed.push_back(n);
+  }
+  return failed;
+}
+
+TEST(Mutants, HonestEmulationPassesEverySmokeProblem) {
+  for (const char* variant : {"emulation", "emulation-blocked"}) {
+    const ssd::KernelLibrary honest = ssd::KernelLibrary::open(variant);
+    for (ssd::Op op : ssd::kAllOps)
+      for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
+        const ssd::CaseJudgement j = ssd::check_case(honest, p);
+        EXPECT_EQ(j.verdict, ssd::Verdict::passed) << variant << ": " << ssd::describe(j);
+      }
+  }
+}
+
+TEST(Mutants, EveryPlantedBugIsCaughtOnTheSmokeProblems) {
+  std::printf("%-24s", "flaw \\ FAILED smoke cases");
+  for (ssd::Op op : ssd::kAllOps) std::printf(" %9.9s", std::string(ssd::op_name(op)).c_str());
+  std::printf("\n");
+  const auto list = flaws();
+  ASSERT_GE(list.size(), 12u);
+  for (const std::string& flaw : list) {
+    const std::string path = std::string(SSD_MUTANT_DIR) + "/libssd_mutant_" + flaw + ".so";
+    const ssd::KernelLibrary mutant = ssd::KernelLibrary::open(path);
+    EXPECT_EQ(std::string(mutant.table().name), "mutant-" + flaw);
+    const std::vector<int> failed = failures_per_op(mutant);
+    int total = 0;
+    std::printf("%-24s", flaw.c_str());
+    for (int n : failed) {
+      std::printf(" %9d", n);
+      total += n;
+    }
+    std::printf("\n");
+    EXPECT_GT(total, 0) << "mutant " << flaw << " passed every smoke problem";
+  }
+}
+
+TEST(Mutants, LoaderRejectsWhatIsNotAKernelLibrary) {
+  EXPECT_THROW(ssd::KernelLibrary::open("/nonexistent/libnothing.so"), ssd::ArgumentError);
+  EXPECT_THROW(ssd::KernelLibrary::open("no-such-table"), ssd::ArgumentError);
+  // A shared object without the table symbol.
+  EXPECT_THROW(ssd::KernelLibrary::open("libm.so.6"), ssd::ArgumentError);
+}
+
+}  // namespace
