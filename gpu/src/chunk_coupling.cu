@@ -1,0 +1,143 @@
+// SSDChunkCouplingFwd: CB[b,c,g] = C_c * B_c^T per chunk. One block per 64x64 tile of one
+// (batch, chunk, group) Q x Q matrix: a shared-memory tiled fp32 GEMM over N in steps of 32, each
+// thread owning a 4x4 register block. Tiles wholly above the diagonal are skipped when causal.
+#include "common.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+constexpr int kTile = 64;    // output tile edge (i and j)
+constexpr int kStep = 32;    // reduction step over N
+constexpr int kSub = 16;     // threads per tile edge; each owns rows ty+16r, cols tx+16s
+constexpr int kPer = kTile / kSub;
+
+__global__ void __launch_bounds__(kThreads) chunk_coupling_kernel(CouplingParams p) {
+  __shared__ float sC[kStep][kTile + 1];  // [n][i], padded against bank conflicts on the store
+  __shared__ float sB[kStep][kTile + 1];  // [n][j]
+  __shared__ int32_t sRowId[kTile], sColId[kTile];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int tx = tid % kSub, ty = tid / kSub;
+  const int64_t Q = p.chunk, N = p.dstate, G = p.groups;
+  const int64_t side = ceil_div(Q, kTile);
+  const int64_t tiles = p.batch * p.chunks * G * side * side;
+
+  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const int64_t j0 = (tile % side) * kTile;
+    const int64_t i0 = ((tile / side) % side) * kTile;
+    const int64_t g = (tile / (side * side)) % G;
+    const int64_t c = (tile / (side * side * G)) % p.chunks;
+    const int64_t b = tile / (side * side * G * p.chunks);
+    // Causal: a tile whose every entry has j > i is undefined upstream and never written.
+    if (p.causal && j0 > i0 + kTile - 1) continue;  // block-uniform
+    const int64_t t0 = c * Q;
+    const int64_t valid = min(Q, p.seqlen - t0);
+
+    __syncthreads();  // shared memory is reused across tiles
+    if (p.seq_idx != nullptr && tid < 2 * kTile) {
+      const int64_t r = tid % kTile;
+      const int64_t token = (tid < kTile ? i0 : j0) + r;
+      const int32_t id = token < valid ? p.seq_idx[b * p.seqlen + t0 + token] : 0;
+      (tid < kTile ? sRowId : sColId)[r] = id;
+    }
+
+    float acc[kPer][kPer] = {};
+    if (i0 < valid && j0 < valid) {  // otherwise the tile lies in the zero tail
+      const int64_t row_base = (b * p.seqlen + t0) * G + g;  // token-major row of token t0
+      for (int64_t n0 = 0; n0 < N; n0 += kStep) {
+        __syncthreads();
+        for (int e = tid; e < kTile * kStep; e += kThreads) {
+          const int r = e / kStep, kk = e % kStep;
+          const int64_t n = n0 + kk;
+          float cv = 0.0f, bv = 0.0f;
+          if (n < N && i0 + r < valid) cv = load(p.C, (row_base + (i0 + r) * G) * N + n);
+          if (n < N && j0 + r < valid) bv = load(p.B, (row_base + (j0 + r) * G) * N + n);
+          if (p.operand_dtype >= 0) {
+            cv = round_to(p.operand_dtype, cv);
+            bv = round_to(p.operand_dtype, bv);
+          }
+          sC[kk][r] = cv;
+          sB[kk][r] = bv;
+        }
+        __syncthreads();
+#pragma unroll 8
+        for (int kk = 0; kk < kStep; ++kk) {
+          float a[kPer], bb[kPer];
+#pragma unroll
+          for (int r = 0; r < kPer; ++r) a[r] = sC[kk][ty + kSub * r];
+#pragma unroll
+          for (int s = 0; s < kPer; ++s) bb[s] = sB[kk][tx + kSub * s];
+#pragma unroll
+          for (int r = 0; r < kPer; ++r)
+#pragma unroll
+            for (int s = 0; s < kPer; ++s) acc[r][s] += a[r] * bb[s];
+        }
+      }
+    }
+    __syncthreads();  // the seq ids are visible
+
+    const int64_t out_base = ((b * p.chunks + c) * G + g) * Q;
+#pragma unroll
+    for (int r = 0; r < kPer; ++r) {
+      const int64_t i = i0 + ty + kSub * r;
+      if (i >= Q) continue;
+#pragma unroll
+      for (int s = 0; s < kPer; ++s) {
+        const int64_t j = j0 + tx + kSub * s;
+        if (j >= Q) continue;
+        float v = (i < valid && j < valid) ? acc[r][s] : 0.0f;
+        if (p.seq_idx != nullptr && sRowId[ty + kSub * r] != sColId[tx + kSub * s]) v = 0.0f;
+        store(p.CB, (out_base + i) * Q + j, v);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void launch_chunk_coupling(const char* op, const CouplingParams& p, cudaStream_t stream) {
+  const int64_t side = ceil_div(p.chunk, kTile);
+  chunk_coupling_kernel<<<grid_for(p.batch * p.chunks * p.groups * side * side), kThreads, 0, stream>>>(p);
+  check_launch(op, "chunk_coupling_kernel");
+}
+
+ssd_status chunk_coupling(const ssd_chunk_coupling_args* args) {
+  return guarded("chunk_coupling", args, [&] {
+    const ssd_chunk_coupling_args& a = *args;
+    const Check k{"chunk_coupling"};
+    k.float_input("C", a.C);
+    const Shape s = k.extents("C", a.C, 4, "[Bt,S,G,N]");
+    const int64_t Bt = s[0], S = s[1], G = s[2], N = s[3];
+    k.float_input("B", a.B);
+    k.shape("B", a.B, s, "[Bt,S,G,N] (the shape of C)");
+    k.positive("chunk_size", a.chunk_size);
+    const int64_t Q = a.chunk_size, NC = ceil_div(S, Q);
+    if (present(a.seq_idx)) k.seq_idx(a.seq_idx, Bt, S);
+    k.output("CB", a.CB, {Bt, NC, G, Q, Q}, "[Bt,NC,G,Q,Q]", {SSD_DTYPE_F32, SSD_DTYPE_F16, SSD_DTYPE_BF16},
+             "a floating-point dtype (f32, f16, bf16)");
+    k.contiguous("C", a.C);
+    k.contiguous("B", a.B);
+    if (present(a.seq_idx)) k.contiguous("seq_idx", a.seq_idx);
+    k.contiguous("CB", a.CB);
+
+    CouplingParams p{};
+    p.C = in(a.C);
+    p.B = in(a.B);
+    p.seq_idx = ids(a.seq_idx);
+    p.CB = out(a.CB);
+    p.batch = Bt;
+    p.seqlen = S;
+    p.groups = G;
+    p.dstate = N;
+    p.chunk = Q;
+    p.chunks = NC;
+    p.causal = a.causal != 0;
+    // Upstream's dot dtype: bf16 if either operand is bf16, else f16 if either is f16, else f32.
+    const bool any_bf16 = a.C.dtype == SSD_DTYPE_BF16 || a.B.dtype == SSD_DTYPE_BF16;
+    const bool any_f16 = a.C.dtype == SSD_DTYPE_F16 || a.B.dtype == SSD_DTYPE_F16;
+    // Operands of one dtype are already representable in it: nothing to round.
+    p.operand_dtype = a.C.dtype == a.B.dtype ? -1 : (any_bf16 ? SSD_DTYPE_BF16 : (any_f16 ? SSD_DTYPE_F16 : -1));
+    launch_chunk_coupling("chunk_coupling", p, stream_of(a.stream));
+  });
+}
+
+}  // namespace ssd_gpu

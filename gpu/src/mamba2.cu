@@ -1,0 +1,176 @@
+// Mamba2Fwd (mamba_chunk_scan_combined): the five stage kernels in sequence on the caller's stream,
+// as upstream's _mamba_chunk_scan_combined_fwd does, with stream-ordered temporaries
+// (cudaMallocAsync / cudaFreeAsync, so the call is CUDA-graph capturable):
+//   chunk_cumsum -> chunk_state (f32 states) -> state_passing (entering states in C's dtype,
+//   f32 final states) -> chunk_coupling (f32 CB, seq-masked) -> chunk_scan (out in x's dtype).
+#include "common.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+size_t dtype_size(int32_t dtype) { return dtype == SSD_DTYPE_F32 ? 4 : 2; }
+
+// Stream-ordered temporaries, freed on the same stream in every case (also after a failure).
+class Scratch {
+ public:
+  Scratch(const char* op, cudaStream_t stream) : op_(op), stream_(stream) {}
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    for (int i = count_ - 1; i >= 0; --i) cudaFreeAsync(blocks_[i], stream_);
+  }
+  void* get(size_t bytes, const char* what) {
+    void* p = nullptr;
+    const std::string label = std::string("cudaMallocAsync of ") + std::to_string(bytes) + " bytes for " + what;
+    cuda_check(op_, cudaMallocAsync(&p, bytes, stream_), label.c_str());
+    blocks_[count_++] = p;
+    return p;
+  }
+
+ private:
+  const char* op_;
+  cudaStream_t stream_;
+  void* blocks_[8] = {};
+  int count_ = 0;
+};
+
+}  // namespace
+
+ssd_status mamba2(const ssd_mamba2_args* args) {
+  return guarded("mamba2", args, [&] {
+    const ssd_mamba2_args& a = *args;
+    const char* op = "mamba2";
+    const Check k{op};
+    k.float_input("x", a.x);
+    k.float_input("B", a.B);
+    const TokenDims d = k.token_major(a.x, "B", a.B);
+    const Shape bc_shape{d.batch, d.seqlen, d.groups, d.dstate};
+    k.float_input("C", a.C);
+    k.shape("C", a.C, bc_shape, "[Bt,S,G,N] (the shape of B)");
+    k.float_input("dt", a.dt);
+    k.shape("dt", a.dt, {d.batch, d.seqlen, d.heads}, "[Bt,S,H]");
+    k.float_input("A", a.A);
+    k.shape("A", a.A, {d.heads}, "[H]");
+    k.positive("chunk_size", a.chunk_size);
+    const int64_t Q = a.chunk_size, NC = ceil_div(d.seqlen, Q);
+    const bool d_has_hdim = k.skip_D(a.D, d.heads, d.headdim);
+    const Shape token_shape{d.batch, d.seqlen, d.heads, d.headdim};
+    k.optional_float("z", a.z, token_shape, "[Bt,S,H,P]");
+    k.optional_float("dt_bias", a.dt_bias, {d.heads}, "[H]");
+    const Shape state_shape{d.batch, d.heads, d.headdim, d.dstate};
+    k.optional_float("initial_states", a.initial_states, state_shape, "[Bt,H,P,N]");
+    if (present(a.seq_idx)) k.seq_idx(a.seq_idx, d.batch, d.seqlen);
+    k.dt_limit(a.dt_limit_lo, a.dt_limit_hi);
+    k.output("out", a.out, token_shape, "[Bt,S,H,P]", {a.x.dtype}, (std::string("x's dtype, ") + dtype_name(a.x.dtype)).c_str());
+    // final_states may be omitted (upstream return_final_states=False); when given it is f32.
+    if (present(a.final_states))
+      k.output("final_states", a.final_states, state_shape, "[Bt,H,P,N]", {SSD_DTYPE_F32}, "f32");
+    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"x", &a.x}, {"dt", &a.dt}, {"A", &a.A},
+                                  {"B", &a.B}, {"C", &a.C}, {"D", &a.D}, {"z", &a.z}, {"dt_bias", &a.dt_bias},
+                                  {"initial_states", &a.initial_states}, {"seq_idx", &a.seq_idx}, {"out", &a.out},
+                                  {"final_states", &a.final_states}})
+      if (present(*t)) k.contiguous(name, *t);
+
+    const cudaStream_t stream = stream_of(a.stream);
+    const int64_t chunk_major = d.batch * d.heads * NC * Q;
+    const int64_t state_elems = d.batch * NC * d.heads * d.headdim * d.dstate;
+    const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
+    Scratch scratch(op, stream);
+    auto* dA = static_cast<float*>(scratch.get(sizeof(float) * chunk_major, "dA_cumsum"));
+    auto* dtp = static_cast<float*>(scratch.get(sizeof(float) * chunk_major, "dt'"));
+    auto* states = static_cast<float*>(scratch.get(sizeof(float) * state_elems, "chunk states"));
+    void* prev = scratch.get(dtype_size(a.C.dtype) * state_elems, "entering states");
+    auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
+    const int32_t* seq = ids(a.seq_idx);
+
+    CumsumParams cs{};
+    cs.dt = in(a.dt);
+    cs.A = in(a.A);
+    cs.dt_bias = in(a.dt_bias);
+    cs.dA_cumsum = dA;
+    cs.dt_out = dtp;
+    cs.batch = d.batch;
+    cs.seqlen = d.seqlen;
+    cs.heads = d.heads;
+    cs.chunk = Q;
+    cs.chunks = NC;
+    cs.softplus = a.dt_softplus != 0;
+    cs.lo = static_cast<float>(a.dt_limit_lo);
+    cs.hi = static_cast<float>(a.dt_limit_hi);
+    launch_chunk_cumsum(op, cs, stream);
+
+    ChunkStateParams st{};
+    st.B = in(a.B);
+    st.x = in(a.x);
+    st.dt = In{dtp, SSD_DTYPE_F32};
+    st.dA = In{dA, SSD_DTYPE_F32};
+    st.seq_idx = seq;
+    st.states = Out{states, SSD_DTYPE_F32};
+    st.batch = d.batch;
+    st.seqlen = d.seqlen;
+    st.heads = d.heads;
+    st.headdim = d.headdim;
+    st.groups = d.groups;
+    st.dstate = d.dstate;
+    st.chunk = Q;
+    st.chunks = NC;
+    launch_chunk_state(op, st, stream);
+
+    StatePassingParams sp{};
+    sp.states = In{states, SSD_DTYPE_F32};
+    sp.dA = In{dA, SSD_DTYPE_F32};  // chunk totals: dA_cumsum[b,h,c,Q-1]
+    sp.dA_step = Q;
+    sp.dA_offset = Q - 1;
+    sp.initial = in(a.initial_states);
+    sp.seq_idx = seq;
+    sp.seqlen = d.seqlen;
+    sp.chunk = Q;
+    sp.out = Out{prev, a.C.dtype};  // inter-chunk states stored in C's dtype
+    sp.final_states = static_cast<float*>(a.final_states.data);
+    sp.batch = d.batch;
+    sp.chunks = NC;
+    sp.heads = d.heads;
+    sp.width = d.headdim * d.dstate;
+    launch_state_passing(op, sp, stream);
+
+    CouplingParams cp{};
+    cp.C = in(a.C);
+    cp.B = in(a.B);
+    cp.seq_idx = seq;
+    cp.CB = Out{cb, SSD_DTYPE_F32};
+    cp.batch = d.batch;
+    cp.seqlen = d.seqlen;
+    cp.groups = d.groups;
+    cp.dstate = d.dstate;
+    cp.chunk = Q;
+    cp.chunks = NC;
+    cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
+    cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products
+    launch_chunk_coupling(op, cp, stream);
+
+    ChunkScanParams sc{};
+    sc.cb = In{cb, SSD_DTYPE_F32};
+    sc.x = in(a.x);
+    sc.dt = In{dtp, SSD_DTYPE_F32};
+    sc.dA = In{dA, SSD_DTYPE_F32};
+    sc.C = in(a.C);
+    sc.states = In{prev, a.C.dtype};
+    sc.D = in(a.D);
+    sc.z = in(a.z);
+    sc.d_has_hdim = d_has_hdim;
+    sc.seq_idx = seq;
+    sc.out = out(a.out);
+    sc.out_x = Out{nullptr, a.x.dtype};
+    sc.batch = d.batch;
+    sc.seqlen = d.seqlen;
+    sc.heads = d.heads;
+    sc.headdim = d.headdim;
+    sc.groups = d.groups;
+    sc.dstate = d.dstate;
+    sc.chunk = Q;
+    sc.chunks = NC;
+    launch_chunk_scan(op, sc, stream);
+  });
+}
+
+}  // namespace ssd_gpu

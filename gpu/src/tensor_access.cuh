@@ -1,0 +1,107 @@
+// Device-side helpers shared by every kernel: dtype-switched loads and stores, roundings, the dt
+// pipeline, warp scans and grid-stride tiling. All arithmetic is fp32.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "ssd/kernel_abi.h"
+
+namespace ssd_gpu {
+
+// An input tensor as a kernel sees it: base pointer and storage dtype (contiguity is checked on
+// the host, so element offsets are plain row-major int64 arithmetic). p == nullptr: absent.
+struct In {
+  const void* p;
+  int32_t dtype;
+};
+// An output tensor: base pointer and storage dtype.
+struct Out {
+  void* p;
+  int32_t dtype;
+};
+
+constexpr int kWarp = 32;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// The dtype switch is uniform across a launch, so it costs a predictable branch, not divergence.
+__device__ __forceinline__ float load(In t, int64_t i) {
+  switch (t.dtype) {
+    case SSD_DTYPE_F16: return __half2float(static_cast<const __half*>(t.p)[i]);
+    case SSD_DTYPE_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(t.p)[i]);
+    default: return static_cast<const float*>(t.p)[i];
+  }
+}
+
+// Stores v rounded to nearest even into the output's dtype.
+__device__ __forceinline__ void store(Out t, int64_t i, float v) {
+  switch (t.dtype) {
+    case SSD_DTYPE_F16: static_cast<__half*>(t.p)[i] = __float2half_rn(v); break;
+    case SSD_DTYPE_BF16: static_cast<__nv_bfloat16*>(t.p)[i] = __float2bfloat16_rn(v); break;
+    default: static_cast<float*>(t.p)[i] = v; break;
+  }
+}
+
+// v rounded to a storage dtype and back (a contract rounding point); f32 leaves it unchanged.
+__device__ __forceinline__ float round_to(int32_t dtype, float v) {
+  switch (dtype) {
+    case SSD_DTYPE_F16: return __half2float(__float2half_rn(v));
+    case SSD_DTYPE_BF16: return __bfloat162float(__float2bfloat16_rn(v));
+    default: return v;
+  }
+}
+
+// softplus with PyTorch's threshold 20, evaluated accurately (log1p form).
+__device__ __forceinline__ float softplus_thr20(float v) { return v > 20.0f ? v : log1pf(expf(v)); }
+
+// The prefill dt pipeline: bias -> softplus -> clamp to [lo, hi]. fmaxf/fminf map NaN to the bound.
+__device__ __forceinline__ float process_dt(float raw, float bias, bool softplus, float lo, float hi) {
+  float v = raw + bias;
+  if (softplus) v = softplus_thr20(v);
+  return fminf(fmaxf(v, lo), hi);
+}
+
+// y * silu(z) = y * z * sigmoid(z).
+__device__ __forceinline__ float gate(float y, float z) { return y * (z / (1.0f + expf(-z))); }
+
+// Within-chunk decay exp(min(delta, 0)) (mamba_ssm #713).
+__device__ __forceinline__ float within_chunk_decay(float dA_to, float dA_from) {
+  return expf(fminf(dA_to - dA_from, 0.0f));
+}
+
+// Inclusive prefix sum over the 32 lanes (lane 0 first); fixed order, so deterministic.
+__device__ __forceinline__ float warp_inclusive_scan(float v) {
+  const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
+#pragma unroll
+  for (int offset = 1; offset < kWarp; offset <<= 1) {
+    const float other = __shfl_up_sync(kFullMask, v, offset);
+    if (lane >= offset) v += other;
+  }
+  return v;
+}
+
+// One 32-wide step of a running prefix sum (carry = the sum before this step). Lanes past `last`,
+// the last lane that holds data (may be < 0 or >= 31; warp-uniform), repeat the value at `last`
+// bit for bit, so a padded tail stays exactly flat and the next carry equals that value.
+__device__ __forceinline__ float prefix_step(float v, float carry, int64_t last) {
+  const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
+  float s = warp_inclusive_scan(v) + carry;
+  if (last < kWarp - 1) {
+    const float edge = __shfl_sync(kFullMask, s, last < 0 ? 0 : static_cast<int>(last));
+    if (lane > last) s = edge;
+  }
+  return s;
+}
+
+// Sum over the 32 lanes by a fixed butterfly; every lane gets the same bits.
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = kWarp / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
+  return v;
+}
+
+__host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace ssd_gpu

@@ -1,0 +1,167 @@
+// The suite's CUDA kernels against the oracle, through the kernel ABI: every golden problem, 200
+// random problems per op, every full-size workload, and bit-identical repeated runs. Prints the
+// verdict table (op x dtype: cases, PASSED, FAILED, max r). Exits 77 (SKIPPED) when the library
+// finds no CUDA device.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "ssd/abi_tensors.h"
+#include "ssd/generators.h"
+#include "ssd/runner.h"
+
+namespace {
+
+std::string g_library_path;
+std::string g_manifest = SSD_GOLDEN_MANIFEST;
+
+const ssd::KernelLibrary& gpu() {
+  static const ssd::KernelLibrary library = ssd::KernelLibrary::open(g_library_path);
+  return library;
+}
+
+struct Row {
+  int cases = 0, passed = 0, failed = 0, other = 0;
+  double max_r = 0;
+};
+std::map<std::string, Row>& table() {
+  static std::map<std::string, Row> rows;
+  return rows;
+}
+
+// Checks one case, records it in the verdict table, and returns the judgement.
+ssd::CaseJudgement record(const std::string& group, const ssd::Problem& p) {
+  const ssd::CaseJudgement j = ssd::check_case(gpu(), p);
+  Row& row = table()[group + " " + std::string(ssd::op_name(p.op)) + " " + std::string(ssd::dtype_name(p.dtype))];
+  ++row.cases;
+  if (j.verdict == ssd::Verdict::passed) ++row.passed;
+  else if (j.verdict == ssd::Verdict::failed) ++row.failed;
+  else ++row.other;
+  row.max_r = std::max(row.max_r, j.max_r());
+  if (j.verdict == ssd::Verdict::failed) std::printf("%s\n", ssd::describe(j).c_str());
+  return j;
+}
+
+std::vector<ssd::Problem> golden_problems() {
+  std::vector<ssd::Problem> list;
+  std::ifstream in(g_manifest);
+  for (std::string line; std::getline(in, line);) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    // A manifest line may carry the file name after the problem string, separated by " | ".
+    const auto bar = line.find(" | ");
+    if (bar != std::string::npos) line.resize(bar);
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    list.push_back(ssd::parse_problem(line));
+  }
+  return list;
+}
+
+TEST(Gpu, GoldenProblems) {
+  const auto problems = golden_problems();
+  ASSERT_FALSE(problems.empty()) << "no problems in " << g_manifest;
+  for (const ssd::Problem& p : problems) {
+    const ssd::CaseJudgement j = record("golden", p);
+    EXPECT_TRUE(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted) << ssd::describe(j);
+  }
+}
+
+TEST(Gpu, SmokeProblems) {
+  for (ssd::Op op : ssd::kAllOps)
+    for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
+      const ssd::CaseJudgement j = record("smoke", p);
+      EXPECT_EQ(j.verdict, ssd::Verdict::passed) << ssd::describe(j);
+    }
+}
+
+void random_case(ssd::Op op) {
+  const ssd::Problem p = *ssd::gen_problem(op);
+  const ssd::CaseJudgement j = record("random", p);
+  RC_LOG() << ssd::describe(j) << '\n';
+  RC_ASSERT(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted);
+}
+RC_GTEST_PROP(GpuRandom, Mamba2, ()) { random_case(ssd::Op::mamba2); }
+RC_GTEST_PROP(GpuRandom, ChunkCumsum, ()) { random_case(ssd::Op::chunk_cumsum); }
+RC_GTEST_PROP(GpuRandom, ChunkCoupling, ()) { random_case(ssd::Op::chunk_coupling); }
+RC_GTEST_PROP(GpuRandom, ChunkState, ()) { random_case(ssd::Op::chunk_state); }
+RC_GTEST_PROP(GpuRandom, StatePassing, ()) { random_case(ssd::Op::state_passing); }
+RC_GTEST_PROP(GpuRandom, ChunkScan, ()) { random_case(ssd::Op::chunk_scan); }
+RC_GTEST_PROP(GpuRandom, Recurrent, ()) { random_case(ssd::Op::recurrent); }
+RC_GTEST_PROP(GpuRandom, DiscretizeSegsum, ()) { random_case(ssd::Op::discretize_segsum); }
+
+TEST(Gpu, RepeatedRunsAreBitIdentical) {
+  for (ssd::Op op : ssd::kAllOps)
+    for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
+      const ssd::InputSet in = ssd::make_inputs(p);
+      const ssd::KernelRun a = ssd::run_kernel(gpu(), p, in), b = ssd::run_kernel(gpu(), p, in);
+      ASSERT_EQ(a.status, ssd::KernelRun::Status::ok) << ssd::to_string(p) << ": " << a.message;
+      ASSERT_EQ(b.status, ssd::KernelRun::Status::ok) << ssd::to_string(p) << ": " << b.message;
+      for (const ssd::Output& o : a.outputs.all())
+        EXPECT_EQ(ssd::encode(o.value), ssd::encode(b.outputs.get(o.name).value)) << ssd::to_string(p) << " " << o.name;
+    }
+}
+
+// Full-size workloads of spec/workloads.md; the oracle runs on the host's CPU cores. Select with
+// --gtest_filter=*Workloads* (and SSD_WORKLOAD_OPS=mamba2,chunk_scan to split a long run).
+TEST(GpuWorkloads, FullSize) {
+  const char* only = std::getenv("SSD_WORKLOAD_OPS");
+  for (ssd::Op op : ssd::kAllOps) {
+    if (only && std::string(only).find(ssd::op_name(op)) == std::string::npos) continue;
+    for (const ssd::Problem& p : ssd::op_spec(op).workloads()) {
+      const ssd::CaseJudgement j = record("workload", p);
+      std::printf("%s\n", ssd::describe(j).c_str());
+      std::fflush(stdout);
+      EXPECT_EQ(j.verdict, ssd::Verdict::passed) << ssd::describe(j);
+    }
+  }
+}
+
+class VerdictTable : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::printf("\n| group op dtype | cases | PASSED | FAILED | other | max r |\n|---|---:|---:|---:|---:|---:|\n");
+    for (const auto& [key, r] : table())
+      std::printf("| %s | %d | %d | %d | %d | %.3f |\n", key.c_str(), r.cases, r.passed, r.failed, r.other, r.max_r);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // --library PATH (else SSD_GPU_LIBRARY), --manifest PATH; the rest goes to GoogleTest.
+  std::vector<char*> rest{argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--library") == 0 && i + 1 < argc) g_library_path = argv[++i];
+    else if (std::strcmp(argv[i], "--manifest") == 0 && i + 1 < argc) g_manifest = argv[++i];
+    else rest.push_back(argv[i]);
+  }
+  if (g_library_path.empty() && std::getenv("SSD_GPU_LIBRARY")) g_library_path = std::getenv("SSD_GPU_LIBRARY");
+  if (g_library_path.empty()) {
+    std::fprintf(stderr, "ssd_gpu_tests: give --library PATH or set SSD_GPU_LIBRARY\n");
+    return 2;
+  }
+  try {
+    // A one-byte allocation tells whether the library sees a device.
+    const ssd_kernel_table& t = gpu().table();
+    void* probe = nullptr;
+    if (t.memory_kind != SSD_MEMORY_CUDA || t.device_alloc(&probe, 1) != SSD_STATUS_OK) {
+      std::printf("no CUDA device visible to %s (%s): SKIPPED\n", t.name, t.last_error ? t.last_error() : "");
+      return 77;
+    }
+    t.device_free(probe);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ssd_gpu_tests: %s\n", e.what());
+    return 2;
+  }
+  int count = static_cast<int>(rest.size());
+  ::testing::InitGoogleTest(&count, rest.data());
+  ::testing::AddGlobalTestEnvironment(new VerdictTable);
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the CUDA kernels and the GPU tests, and bundles them with every shared library `ldd`
+# lists (all but glibc's) into one folder that runs on a GPU host without HDF5, GoogleTest or
+# RapidCheck installed. Prints the command that runs the tests there.
+#   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundle=${1:-bundle}
+
+bash tools/dev.sh build >/dev/null
+[ -f build/gpu/libssd_gpu.so ] || { echo "gpu-bundle: no nvcc found, the CUDA kernels were not built" >&2; exit 1; }
+
+rm -rf "$bundle"
+mkdir -p "$bundle/lib"
+cp build/tests/gpu/ssd_gpu_tests build/gpu/libssd_gpu.so "$bundle/"
+cp golden/data/manifest.txt "$bundle/manifest.txt"
+# Shared libraries of every binary, except the C library and the dynamic loader that every host has.
+for binary in "$bundle/ssd_gpu_tests" "$bundle/libssd_gpu.so"; do
+  ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|ld-linux*) ;;
+      *) cp -n "$lib" "$bundle/lib/" ;;
+    esac
+  done
+done
+cat > "$bundle/run.sh" <<'RUN'
+#!/usr/bin/env bash
+# Runs the GPU tests from this folder: bash run.sh [gtest arguments]; logs go to ${OUT:-.}.
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
+exec "$here/ssd_gpu_tests" --library "$here/libssd_gpu.so" --manifest "$here/manifest.txt" "$@"
+RUN
+chmod +x "$bundle/run.sh"
+echo "bundle ready: $(du -sh "$bundle" | cut -f1) in $bundle/"
+echo "on the GPU host: bash $bundle/run.sh            (golden, smoke, random, determinism)"
+echo "                 bash $bundle/run.sh --gtest_filter='*Workloads*'   (full-size workloads)"
