@@ -77,7 +77,9 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     Problem p;
     p.op = op;
     p.dtype = *gen::elementOf(spec.primary_dtypes);
+    // Value regime: mostly the default, otherwise one of the op's corner regimes.
     p.fill = std::string(spec.fills.front());
+    if (o.value_regimes && spec.fills.size() > 1 && *gen::inRange(0, 5) < 2) p.fill = std::string(*gen::elementOf(spec.fills));
     if (spec.takes_dim('b')) p.b = *gen::inRange<std::int64_t>(1, lim.batch + 1);
     if (spec.takes_dim('h')) p.h = *gen::element<std::int64_t>(1, 2, 3, 4);
     p.h = std::min(p.h, lim.heads);

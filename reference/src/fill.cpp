@@ -62,6 +62,10 @@ double draw(const FillRule& rule, Stream& s) {
   switch (rule.kind) {
     case FillRule::Kind::normal: return rule.b * s.normal();
     case FillRule::Kind::neg_exp_uniform: return -std::exp(s.uniform(rule.a, rule.b));
+    case FillRule::Kind::softplus_edges: {
+      const double which = s.uniform(), u = s.uniform();
+      return which < 1.0 / 3 ? -40.0 + 23.0 * u : which < 2.0 / 3 ? 19.0 + 2.0 * u : 25.0 + 35.0 * u;
+    }
     default: return s.uniform(rule.a, rule.b);
   }
 }

@@ -24,6 +24,7 @@ struct GenOptions {
   bool negative_limit = false;    // allow lo < 0 (dt' may be negative: leaves the recurrence's domain)
   bool mixed_dtypes = true;
   bool initial_states = true;
+  bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, A_zero, underflow, bench)
   GenLimits limits;
 };
 

@@ -21,6 +21,7 @@ struct FillRule {
     normal,           // N(0, b)          (a unused)
     uniform,          // U(a, b)
     neg_exp_uniform,  // -exp(U(a, b))    (SSM decay rates A)
+    softplus_edges,   // raw dt around softplus's corners: U(-40,-17), U(19,21) or U(25,60), equally likely
     chunk_dt,         // U(a, b) at valid chunk positions of [Bt,H,NC,Q], 0 in the padded tail
     chunk_cumsum,     // within-chunk cumsum of -U(a, b) over valid positions, flat padded tail
     seq_idx,          // from Problem::seq

@@ -25,12 +25,12 @@ OpSpec chunk_cumsum() {
   s.dims = {'b', 's', 'h', 'q'};
   s.flags = {"dt_bias", "softplus", "limit"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
   s.inputs = {
       {"dt", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h}; },
-       [](const Problem& p) { return bench(p) ? uniform(-3, -1) : p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3); }},
+       [](const Problem& p) { return raw_dt(p); }},
       {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h}; },
-       [](const Problem& p) { return bench(p) ? neg_exp_uniform(0, 3) : neg_exp_uniform(-2, 1); }},
+       [](const Problem& p) { return decay_rate(p); }},
       {"dt_bias", false, DType::f32, true, [](const Problem& p) { return p.dt_bias; },
        [](const Problem& p) { return Shape{p.h}; },
        [](const Problem& p) { return bench(p) ? uniform(0, 1) : uniform(-0.5, 0.5); }},

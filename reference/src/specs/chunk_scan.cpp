@@ -28,7 +28,7 @@ OpSpec chunk_scan() {
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
   s.flags = {"D", "Dhp", "z", "seq"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "A_zero", "underflow"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.inputs = {
       {"cb", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, chunks_of(p), p.g, p.q, p.q}; },
@@ -38,7 +38,7 @@ OpSpec chunk_scan() {
       {"dt", false, DType::f32, true, nullptr, chunk_major,
        [](const Problem& p) { return FillRule{FillRule::Kind::chunk_dt, 0.0, bench(p) ? 0.1 : 0.5}; }},
       {"dA_cumsum", false, DType::f32, true, nullptr, chunk_major,
-       [](const Problem& p) { return FillRule{FillRule::Kind::chunk_cumsum, 0.0, bench(p) ? 0.05 : 0.5}; }},
+       [](const Problem& p) { return chunk_decay(p); }},
       {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
        [](const Problem&) { return normal(); }},
       {"states", false, DType::f32, true, nullptr,

@@ -24,7 +24,7 @@ OpSpec chunk_state() {
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
   s.flags = {"seq", "out"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "A_zero", "underflow"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.inputs = {
       {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
@@ -34,7 +34,7 @@ OpSpec chunk_state() {
       {"dt", false, DType::f32, true, nullptr, chunk_major,
        [](const Problem& p) { return FillRule{FillRule::Kind::chunk_dt, 0.0, bench(p) ? 0.1 : 0.5}; }},
       {"dA_cumsum", false, DType::f32, true, nullptr, chunk_major,
-       [](const Problem& p) { return FillRule{FillRule::Kind::chunk_cumsum, 0.0, bench(p) ? 0.05 : 0.5}; }},
+       [](const Problem& p) { return chunk_decay(p); }},
       seq_idx_role(),
   };
   s.outputs = {{"states",

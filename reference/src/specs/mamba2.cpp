@@ -32,15 +32,14 @@ OpSpec mamba2() {
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
   s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
   s.inputs = {
       {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; },
        [](const Problem&) { return normal(); }},
       {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h}; },
-       // Raw dt: with softplus, mostly small positive dt'; without, a few negatives the clamp zeroes.
-       [](const Problem& p) { return bench(p) ? uniform(-3, -1) : p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3); }},
+       [](const Problem& p) { return raw_dt(p); }},
       {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h}; },
-       [](const Problem& p) { return bench(p) ? neg_exp_uniform(0, 3) : neg_exp_uniform(-2, 1); }},
+       [](const Problem& p) { return decay_rate(p); }},
       {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },
        [](const Problem&) { return normal(); }},
       {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },

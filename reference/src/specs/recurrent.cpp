@@ -36,7 +36,7 @@ OpSpec recurrent() {
   s.dims = {'b', 'h', 'p', 'g', 'n'};
   s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
   s.inputs = {
       {"state", false, DType::f32, true, nullptr,
        [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; }, [](const Problem&) { return normal(); }},
@@ -44,10 +44,12 @@ OpSpec recurrent() {
        [](const Problem&) { return normal(); }},
       {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, p.p}; },
        [](const Problem& p) {
-         return tied(bench(p) ? uniform(0, 0.1) : p.softplus ? uniform(-3, 1) : uniform(0, 0.3), p.tie, p.p);
+         const FillRule edge{FillRule::Kind::softplus_edges};
+         return tied(bench(p) ? uniform(0, 0.1) : regime(p, "dt_edge") ? edge : p.softplus ? uniform(-3, 1) : uniform(0, 0.3),
+                     p.tie, p.p);
        }},
       {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h, p.p, p.n}; },
-       [](const Problem& p) { return tied(bench(p) ? uniform(-1, 0) : neg_exp_uniform(-2, 1), p.tie, p.p * p.n); }},
+       [](const Problem& p) { return tied(bench(p) ? uniform(-1, 0) : decay_rate(p), p.tie, p.p * p.n); }},
       {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.g, p.n}; },
        [](const Problem&) { return normal(); }},
       {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.g, p.n}; },

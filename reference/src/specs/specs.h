@@ -2,6 +2,7 @@
 #pragma once
 #include <initializer_list>
 #include <string_view>
+#include <string_view>
 #include <vector>
 
 #include "ssd/op_spec.h"
@@ -27,6 +28,30 @@ inline bool bench(const Problem& p) { return p.fill == "bench"; }
 inline FillRule normal(double sigma = 1.0) { return {FillRule::Kind::normal, 0.0, sigma}; }
 inline FillRule uniform(double lo, double hi) { return {FillRule::Kind::uniform, lo, hi}; }
 inline FillRule neg_exp_uniform(double lo, double hi) { return {FillRule::Kind::neg_exp_uniform, lo, hi}; }
+
+// Value regimes (Problem::fill) reaching the corners where kernels break:
+//   dt_edge    raw dt around softplus's threshold (near 20, far above it, below -17)
+//   A_zero     A = 0 (no decay at all; for the stage ops, a zero dA)
+//   underflow  very negative decays (exp underflows to 0, no NaN allowed)
+inline bool regime(const Problem& p, std::string_view name) { return p.fill == name; }
+// Raw dt of the prefill ops.
+inline FillRule raw_dt(const Problem& p) {
+  if (bench(p)) return uniform(-3, -1);
+  if (regime(p, "dt_edge")) return {FillRule::Kind::softplus_edges};
+  return p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3);  // without softplus, a few negatives the clamp zeroes
+}
+// Decay rate A (per head, or per element for the decode step).
+inline FillRule decay_rate(const Problem& p) {
+  if (bench(p)) return neg_exp_uniform(0, 3);
+  if (regime(p, "A_zero")) return uniform(0, 0);
+  if (regime(p, "underflow")) return neg_exp_uniform(3, 6);
+  return neg_exp_uniform(-2, 1);
+}
+// Monotone within-chunk cumsum of the stage ops: steps -U(0, b).
+inline FillRule chunk_decay(const Problem& p) {
+  const double b = bench(p) ? 0.05 : regime(p, "A_zero") ? 0.0 : regime(p, "underflow") ? 50.0 : 0.5;
+  return {FillRule::Kind::chunk_cumsum, 0.0, b};
+}
 
 // Roles shared by several ops.
 InputRole seq_idx_role();  // [Bt,S] i32, present with seq=

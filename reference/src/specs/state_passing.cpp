@@ -24,12 +24,12 @@ OpSpec state_passing() {
   s.dims = {'b', 's', 'q', 'h', 'd'};
   s.flags = {"init", "seq", "out"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench"};
+  s.fills = {"default", "bench", "A_zero", "underflow"};
   s.inputs = {
       {"states", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, chunks_of(p), p.h, p.d}; },
        [](const Problem&) { return normal(); }},
       {"dA_chunk_cumsum", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p)}; },
-       [](const Problem&) { return uniform(-2, 0); }},
+       [](const Problem& p) { return regime(p, "A_zero") ? uniform(0, 0) : regime(p, "underflow") ? uniform(-1000, -100) : uniform(-2, 0); }},
       {"initial_states", false, DType::f32, true, [](const Problem& p) { return p.init; },
        [](const Problem& p) { return Shape{p.b, p.h, p.d}; }, [](const Problem&) { return normal(); }},
       seq_idx_role(),

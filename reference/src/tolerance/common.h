@@ -9,6 +9,7 @@
 namespace ssd::tolerance {
 
 inline constexpr double kAccumulationRoundoff = 0x1p-24;  // u_acc: fp32 arithmetic for every op
+inline constexpr double kFp32Max = 0x1.fffffep127;         // largest finite fp32
 
 // Elementwise |t| as a float64 tensor; nullopt for an absent tensor.
 Tensor absolute(const Tensor& t);

@@ -20,13 +20,31 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
     for (std::int64_t i = 0; i < dt_mag.numel(); ++i)
       if (dt_mag[i] != 0.0) dt_mag.data()[i] += 1.0 + dt_mag[i];
 
+  // Error magnitude of the cumsum the decays come from, per chunk position: sum of |A| (|dt'| +
+  // dt's own error). Softplus's error is absolute, so a strongly decaying head (large |A|) charges
+  // its exponents far more than |dA| alone would say.
+  Tensor charge(DType::f64, dA.shape());
+  {
+    const Tensor& dt_out = cumsum.get("dt_out").value;
+    const Tensor& A = in.at("A");
+    for (std::int64_t row = 0; row < dA.numel() / p.q; ++row) {
+      const double a = std::fabs(A[(row / NC) % p.h]);
+      double running = 0.0;
+      for (std::int64_t i = 0; i < p.q; ++i) {
+        const double d = dt_out[row * p.q + i];
+        running += d == 0.0 ? 0.0 : a * (std::fabs(d) + (p.softplus ? 1.0 + std::fabs(d) : 0.0));
+        charge.data()[row * p.q + i] = std::max(running, std::fabs(dA[row * p.q + i]));
+      }
+    }
+  }
+
   const Tensor absx = absolute(in.at("x")), absB = absolute(in.at("B")), absC = absolute(in.at("C"));
   const std::optional<Tensor> absD = absolute(in.find("D")), abs_init = absolute(in.find("initial_states"));
 
   // Chunk states and their exponent charge (|dA[Q-1]| + |dA[k]| per token).
   const Tensor states_S = chunk_state_chunked({&absB, &absx, &dt_mag, &dA, seq}).get("states").value;
-  const Tensor weighted_dt = product(dt_mag, absolute(dA));
-  const Tensor states_E = sum(product(chunk_total_magnitude(dA, p.p, p.n), states_S),
+  const Tensor weighted_dt = product(dt_mag, charge);
+  const Tensor states_E = sum(product(chunk_total_magnitude(charge, p.p, p.n), states_S),
                               chunk_state_chunked({&absB, &absx, &weighted_dt, &dA, seq}).get("states").value);
 
   // Inter-chunk scan. Each carried term travels a path of chunk totals computed by the cumsum;
@@ -35,7 +53,10 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   Tensor totals(DType::f64, {p.b, p.h, NC});
   for (std::int64_t i = 0; i < totals.numel(); ++i) totals.data()[i] = dA[i * p.q + p.q - 1];
   constexpr double eta = 0x1p-20;
-  const Tensor scaled_totals = scaled(totals, 1.0 + eta);
+  // Moving each total toward zero by eta times its charge: the derivative is sum |term| x (sum of
+  // the charges on its path).
+  Tensor scaled_totals = totals;
+  for (std::int64_t i = 0; i < totals.numel(); ++i) scaled_totals.data()[i] += eta * charge[i * p.q + p.q - 1];
   const Tensor flat_S = states_S.reshaped({p.b, NC, p.h, PN}), flat_E = states_E.reshaped({p.b, NC, p.h, PN});
   std::optional<Tensor> flat_init;
   if (abs_init) flat_init = abs_init->reshaped({p.b, p.h, PN});
@@ -63,7 +84,7 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
 
   // Each chunk's scan on the shadows.
   const Tensor cb_S = chunk_coupling_chunked({&absC, &absB, p.q, seq, false}).get("CB").value;
-  ScanShadow y = chunk_scan_shadow(p, {&cb_S, &absx, &dt_mag, &dA, &absC, &prev_S, ptr(absD), nullptr, seq}, dA,
+  ScanShadow y = chunk_scan_shadow(p, {&cb_S, &absx, &dt_mag, &dA, &absC, &prev_S, ptr(absD), nullptr, seq}, charge,
                                    &prev_E);
 
   // Subnormal floor of the chunk states' rounding of B*w to x.dtype (sum_k |x_k| per chunk),

@@ -21,9 +21,11 @@ struct ScanShadow {
   Tensor exponent;      // E of the terms without D
   Tensor floor;         // F: what the subnormal floor of the intermediate roundings multiplies
 };
-// abs_args: every linear input replaced by its absolute value (z ignored). exponent_states: the
-// exponent charge already carried by the entering states (nullptr when they are plain inputs).
-ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& dA,
+// abs_args: every linear input replaced by its absolute value (z ignored). charge: per chunk
+// position, the error magnitude of the cumsum the decays are computed from (|dA| when dA is an
+// input; more when the op computes it, see mamba2). exponent_states: the exponent charge already
+// carried by the entering states (nullptr when they are plain inputs).
+ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& charge,
                              const Tensor* exponent_states);
 // Adds the bounds of "out" (and "out_x" with z) from y's shadow.
 void add_gated_bounds(const Problem& p, const Outputs& oracle, const Tensor* z, const ScanShadow& s, double u_mid,

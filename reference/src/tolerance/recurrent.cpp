@@ -40,7 +40,10 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
         for (std::int64_t n = 0; n < N; ++n) {
           const std::int64_t si = ((slot * H + h) * P + q) * N + n;
           const double arg = A[(h * P + q) * N + n] * dtp;
-          const double carried = std::fabs(state[si]) * std::exp(arg);
+          // A decay factor beyond fp32's range overflows in the contract's arithmetic itself
+          // (negative dt' is legal here: no clamp): an infinite shadow demands nothing.
+          const double decay = std::exp(arg);
+          const double carried = decay > kFp32Max ? HUGE_VAL : std::fabs(state[si]) * decay;
           const double input = std::fabs(dtp * B[(b * G + g) * N + n] * x[i]);
           const double S = carried + input;
           // The exponent's error: rounding of A*dt' and dt's own error times |A|; dt's error also

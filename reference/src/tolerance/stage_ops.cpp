@@ -111,8 +111,9 @@ Bounds state_passing_bounds(const Problem& p, const InputSet& in, const Outputs&
   return bounds;
 }
 
-ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& dA,
+ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& charge,
                              const Tensor* exponent_states) {
+  const Tensor& dA = *abs_args.dA_cumsum;
   ScanShadow s;
   ChunkScanArgs a = abs_args;
   a.D = nullptr;
@@ -131,13 +132,13 @@ ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, co
   // Exponents: the carried-in decay exp(dA[i]) and the diagonal exp(dA[i] - dA[k]) both charge
   // |dA[i]|; the diagonal also charges |dA[k]| (token weights dt * |dA|); the carried states bring
   // their own exponent charge (exponent_states, or none when the states are inputs).
-  const Tensor weighted_dt = product(*a.dt, absolute(dA));
+  const Tensor weighted_dt = product(*a.dt, charge);
   Tensor zero_states(DType::f64, a.states->shape());
   ChunkScanArgs e = a;
   e.dt = &weighted_dt;
   e.states = exponent_states ? exponent_states : &zero_states;
   const Tensor E_k = chunk_scan_chunked(e).get("out").value;
-  s.exponent = sum(product(token_cumsum_magnitude(dA, p.s, p.p), s.without_skip), E_k);
+  s.exponent = sum(product(token_cumsum_magnitude(charge, p.s, p.p), s.without_skip), E_k);
   // D*x: one product per element.
   s.with_skip = s.without_skip;
   if (abs_args.D) {
@@ -179,7 +180,7 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   const std::optional<Tensor> absD = absolute(in.find("D"));
   const Tensor& dA = in.at("dA_cumsum");
   const ChunkScanArgs abs_args{&abscb, &absx, &absdt, &dA, &absC, &abs_states, ptr(absD), nullptr, in.find("seq_idx")};
-  const ScanShadow s = chunk_scan_shadow(p, abs_args, dA, nullptr);
+  const ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
   // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype.
   const DType dC = in.at("C").dtype(), dx = in.at("x").dtype();
   const double u_mid = conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx);
