@@ -76,7 +76,11 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     const GenLimits& lim = o.limits;
     Problem p;
     p.op = op;
-    p.dtype = *gen::elementOf(spec.primary_dtypes);
+    std::vector<DType> dtypes;
+    for (DType d : spec.primary_dtypes)
+      if (o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), d) != o.dtypes.end()) dtypes.push_back(d);
+    if (dtypes.empty()) throw std::logic_error("gen_problem: none of the requested dtypes is legal for this op");
+    p.dtype = *gen::elementOf(dtypes);
     // Value regime: mostly the default, otherwise one of the op's corner regimes.
     p.fill = std::string(spec.fills.front());
     if (o.value_regimes && spec.fills.size() > 1 && *gen::inRange(0, 5) < 2) p.fill = std::string(*gen::elementOf(spec.fills));

@@ -4,6 +4,7 @@
 // Problem shows as its one-line string.
 #pragma once
 #include <ostream>
+#include <vector>
 #include <rapidcheck.h>
 
 #include "ssd/problem.h"
@@ -25,6 +26,7 @@ struct GenOptions {
   bool mixed_dtypes = true;
   bool initial_states = true;
   bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, A_zero, underflow, bench)
+  std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;
 };
 
