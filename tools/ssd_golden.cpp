@@ -1,0 +1,384 @@
+// ssd-golden: keeps the golden case files (regen, verify), exports inputs for implementations in
+// other languages (export) and judges the results they write back (check). docs/case-files.md.
+#include <CLI/CLI.hpp>
+#include <fnmatch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ssd/case_file.h"
+#include "ssd/errors.h"
+#include "ssd/verdict.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Exit statuses: 0 all well; 1 a check did not pass (files would change, verification or a
+// verdict failed); 2 the command could not run (bad arguments, unreadable files).
+constexpr int kExitOk = 0, kExitDiffers = 1, kExitError = 2;
+
+void error_line(const std::string& message) {
+  std::string line = message;
+  std::replace(line.begin(), line.end(), '\n', ' ');  // one line, always
+  std::fprintf(stderr, "ssd-golden: %s\n", line.c_str());
+}
+
+// "[b,t,h,p]" of a flat row-major index.
+std::string index_string(const ssd::Shape& shape, std::int64_t flat) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t axis = shape.size(); axis-- > 0;) {
+    index[axis] = flat % shape[axis];
+    flat /= shape[axis];
+  }
+  std::string text = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) text += (i ? "," : "") + std::to_string(index[i]);
+  return text + "]";
+}
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+// Bit-for-bit comparison (so -0 differs from +0); the first difference, or "" when identical.
+std::string tensor_difference(const ssd::Tensor& got, const ssd::Tensor& want) {
+  if (got.dtype() != want.dtype())
+    return "dtype " + std::string(ssd::dtype_name(got.dtype())) + " instead of " + std::string(ssd::dtype_name(want.dtype()));
+  if (got.shape() != want.shape()) return "shape " + ssd::shape_string(got.shape()) + " instead of " + ssd::shape_string(want.shape());
+  for (std::int64_t i = 0; i < got.numel(); ++i)
+    if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(want[i]))
+      return "differs at " + index_string(got.shape(), i) + ": stored " + number(got[i]) + ", recomputed " + number(want[i]);
+  return "";
+}
+
+std::string mask_difference(const ssd::Shape& shape, std::int64_t numel, const std::vector<std::uint8_t>& got,
+                            const std::vector<std::uint8_t>& want, bool absent_means) {
+  auto at = [absent_means](const std::vector<std::uint8_t>& m, std::int64_t i) {
+    return m.empty() ? absent_means : m[static_cast<std::size_t>(i)] != 0;
+  };
+  for (std::int64_t i = 0; i < numel; ++i)
+    if (at(got, i) != at(want, i)) return "mask differs at " + index_string(shape, i);
+  return "";
+}
+
+// The stored inputs are exactly make_inputs(problem): the file is the case its problem names.
+void require_generated_inputs(const ssd::CaseFile& c) {
+  const ssd::InputSet fresh = ssd::make_inputs(c.problem);
+  for (const auto& [name, tensor] : fresh.all()) {
+    const ssd::Tensor* stored = c.inputs.find(name);
+    if (stored == nullptr) throw std::runtime_error("missing /inputs/" + name);
+    if (std::string why = tensor_difference(*stored, tensor); !why.empty())
+      throw std::runtime_error("/inputs/" + name + " is not make_inputs(problem): " + why);
+  }
+}
+
+bool matches(const std::string& pattern, const ssd::ManifestEntry& e) {
+  if (pattern.empty()) return true;
+  const bool glob = pattern.find_first_of("*?[") != std::string::npos;
+  for (const std::string* text : {&e.text, &e.file_name}) {
+    if (glob ? fnmatch(pattern.c_str(), text->c_str(), 0) == 0 : text->find(pattern) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// A progress bar that redraws one line on a terminal, and prints one plain line per case elsewhere.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), tty_(isatty(fileno(stdout)) != 0) {}
+  void step(const std::string& status, const ssd::ManifestEntry& e) {
+    ++done_;
+    if (tty_) {
+      constexpr std::size_t width = 30;
+      const std::size_t filled = total_ ? width * done_ / total_ : width;
+      std::printf("\r[%s%s] %zu/%zu %-9s %-40.40s", std::string(filled, '#').c_str(),
+                  std::string(width - filled, '.').c_str(), done_, total_, status.c_str(), e.file_name.c_str());
+      std::fflush(stdout);
+    } else {
+      std::printf("[%zu/%zu] %-9s %s  %s\n", done_, total_, status.c_str(), e.file_name.c_str(), e.text.c_str());
+    }
+  }
+  void finish() {
+    if (tty_ && done_ > 0) std::printf("\n");
+  }
+
+ private:
+  std::size_t total_, done_ = 0;
+  bool tty_;
+};
+
+// *.h5 files of the data directory that the manifest does not list, and leftover temporaries.
+std::vector<std::string> unlisted_files(const fs::path& data, const std::vector<ssd::ManifestEntry>& entries) {
+  std::set<std::string> listed;
+  for (const auto& e : entries) listed.insert(e.file_name);
+  std::vector<std::string> extra;
+  for (const auto& item : fs::directory_iterator(data)) {
+    const std::string name = item.path().filename().string();
+    const bool case_file = item.path().extension() == ".h5";
+    const bool temporary = name.find(".h5.tmp-") != std::string::npos;
+    if ((case_file || temporary) && listed.count(name) == 0) extra.push_back(name);
+  }
+  std::sort(extra.begin(), extra.end());
+  return extra;
+}
+
+int regen(const fs::path& data, const std::string& only, bool check, bool prune) {
+  const std::vector<ssd::ManifestEntry> entries = ssd::read_manifest(data / "manifest.txt");
+  std::vector<const ssd::ManifestEntry*> selected;
+  for (const auto& e : entries)
+    if (matches(only, e)) selected.push_back(&e);
+  if (selected.empty()) throw ssd::ArgumentError("--only", "no manifest entry matches '" + only + "'");
+
+  Progress progress(selected.size());
+  std::size_t created = 0, replaced = 0, unchanged = 0;
+  std::vector<std::string> changes;
+  for (const ssd::ManifestEntry* e : selected) {
+    const fs::path path = data / e->file_name;
+    std::vector<std::uint8_t> bytes;
+    try {
+      bytes = ssd::encode_case(ssd::make_golden_case(e->problem));
+    } catch (const std::exception& x) {
+      progress.finish();
+      throw ssd::ArgumentError(e->text, x.what());
+    }
+    std::string status;
+    if (check) {
+      std::error_code ec;
+      const bool exists = fs::exists(path, ec);
+      const bool same = exists && ssd::read_file_bytes(path) == bytes;
+      status = same ? "unchanged" : exists ? "differs" : "missing";
+      (same ? unchanged : exists ? replaced : created) += 1;
+      if (!same) changes.push_back(status + ": " + e->file_name + "  " + e->text);
+    } else {
+      switch (ssd::write_file_if_changed(path, bytes)) {
+        case ssd::WriteOutcome::created: status = "created", ++created; break;
+        case ssd::WriteOutcome::replaced: status = "replaced", ++replaced; break;
+        case ssd::WriteOutcome::unchanged: status = "unchanged", ++unchanged; break;
+      }
+    }
+    progress.step(status, *e);
+  }
+  progress.finish();
+  for (const ssd::ManifestEntry& e : entries)
+    if (!e.canonical) std::printf("note: manifest line %zu is not canonical; it reads: %s\n", e.line, e.text.c_str());
+  std::size_t pruned = 0;
+  if (only.empty()) {
+    for (const std::string& name : unlisted_files(data, entries)) {
+      if (prune && !check) {
+        fs::remove(data / name);
+        ++pruned;
+        std::printf("removed %s (not in the manifest)\n", name.c_str());
+      } else {
+        std::printf("note: %s is not in the manifest (remove it with --prune, or list its problem)\n", name.c_str());
+      }
+    }
+  }
+  if (check) {
+    for (const std::string& line : changes) std::printf("%s\n", line.c_str());
+    std::printf("regen --check: %zu cases, %zu unchanged, %zu differ, %zu missing\n", selected.size(), unchanged,
+                replaced, created);
+    if (!changes.empty()) {
+      error_line(std::to_string(changes.size()) + " case file(s) would change: run ssd-golden regen");
+      return kExitDiffers;
+    }
+    return kExitOk;
+  }
+  std::printf("regen: %zu cases, %zu created, %zu replaced, %zu unchanged, %zu removed\n", selected.size(), created,
+              replaced, unchanged, pruned);
+  return kExitOk;
+}
+
+// Everything a golden file claims, recomputed: its problem, versions, inputs, oracle and bounds.
+void verify_case(const ssd::ManifestEntry& e, const ssd::CaseFile& c) {
+  auto fail = [](const std::string& what) { throw std::runtime_error(what); };
+  if (c.kind != ssd::CaseKind::golden) fail("kind " + std::string(ssd::case_kind_name(c.kind)) + ", expected golden");
+  if (ssd::to_string(c.problem) != e.text) fail("holds problem '" + ssd::to_string(c.problem) + "', the manifest lists '" + e.text + "'");
+  const std::pair<const std::string*, std::string_view> versions[] = {{&c.contract_version, ssd::kContractVersion},
+                                                                       {&c.generator_version, ssd::kGeneratorVersion},
+                                                                       {&c.oracle_version, ssd::kOracleVersion}};
+  for (const auto& [stored, current] : versions)
+    if (*stored != current) fail("written under version " + *stored + ", this build is " + std::string(current) + " (run ssd-golden regen)");
+  require_generated_inputs(c);
+  const ssd::Outputs oracle = ssd::op_spec(c.problem.op).chunked(c.problem, c.inputs);
+  for (const ssd::Output& o : oracle.all()) {
+    const ssd::Output& stored = c.oracle.get(o.name);
+    std::string why = tensor_difference(stored.value, o.value);
+    if (why.empty()) why = mask_difference(o.value.shape(), o.value.numel(), stored.defined, o.defined, true);
+    if (!why.empty()) fail("/oracle/" + o.name + " " + why);
+  }
+  const ssd::Bounds bounds = ssd::compute_bounds(c.problem, c.inputs, oracle);
+  for (const ssd::OutputBound& b : bounds.all()) {
+    const ssd::OutputBound& stored = c.bounds.get(b.name);
+    std::string why = tensor_difference(stored.bound, b.bound);
+    if (why.empty()) why = mask_difference(b.bound.shape(), b.bound.numel(), stored.exact, b.exact, false);
+    if (why.empty() && stored.reduction_length != b.reduction_length)
+      why = "reduction_length " + std::to_string(stored.reduction_length) + " instead of " + std::to_string(b.reduction_length);
+    if (!why.empty()) fail("/bounds/" + b.name + " " + why);
+  }
+}
+
+int verify(const fs::path& data) {
+  ssd::pin_eigen_cache_sizes();
+  const std::vector<ssd::ManifestEntry> entries = ssd::read_manifest(data / "manifest.txt");
+  std::size_t failures = 0;
+  for (const ssd::ManifestEntry& e : entries) {
+    const fs::path path = data / e.file_name;
+    try {
+      std::error_code ec;
+      if (!fs::exists(path, ec)) throw ssd::ArgumentError(path.string(), "missing (manifest line " + std::to_string(e.line) + ": " + e.text + ")");
+      const ssd::CaseFile c = ssd::read_case(path);
+      try {
+        verify_case(e, c);
+      } catch (const std::exception& x) {
+        throw ssd::ArgumentError(path.string(), x.what());
+      }
+      std::printf("ok      %s  %s\n", e.file_name.c_str(), e.text.c_str());
+    } catch (const std::exception& x) {
+      ++failures;
+      std::printf("FAILED  %s  %s\n", e.file_name.c_str(), e.text.c_str());
+      error_line(x.what());
+    }
+  }
+  for (const std::string& name : unlisted_files(data, entries)) {
+    ++failures;
+    error_line((data / name).string() + ": not in the manifest (remove it, or list its problem)");
+  }
+  std::printf("verify: %zu cases, %zu problem(s)\n", entries.size(), failures);
+  return failures ? kExitDiffers : kExitOk;
+}
+
+int export_inputs(const std::vector<std::string>& lines, bool manifest, const fs::path& data, const fs::path& out) {
+  std::vector<ssd::Problem> problems;
+  if (manifest) {
+    if (!lines.empty()) throw ssd::ArgumentError("export", "give problem strings or --manifest, not both");
+    for (const auto& e : ssd::read_manifest(data / "manifest.txt")) problems.push_back(e.problem);
+  } else {
+    if (lines.empty()) throw ssd::ArgumentError("export", "give problem strings or --manifest");
+    // Every problem is checked before anything is written.
+    for (const std::string& line : lines) {
+      ssd::Problem p = ssd::parse_problem(line);
+      if (auto why = ssd::invalid_reason(p)) throw ssd::ArgumentError("problem", *why + " (" + line + ")");
+      problems.push_back(p);
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw ssd::ArgumentError(out.string(), "cannot create the directory: " + ec.message());
+  for (const ssd::Problem& p : problems) {
+    const fs::path path = out / ssd::case_file_name(p);
+    ssd::write_case(path, ssd::make_inputs_case(p));
+    std::printf("%s  %s\n", path.c_str(), ssd::to_string(p).c_str());
+  }
+  return kExitOk;
+}
+
+std::string output_verdict(const ssd::CaseJudgement& j, const ssd::OutputJudgement& o) {
+  if (j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::failed) return o.failed() ? "FAILED" : "PASSED";
+  return std::string(ssd::verdict_name(j.verdict));
+}
+
+int check(const std::vector<std::string>& files, int worst) {
+  ssd::pin_eigen_cache_sizes();
+  std::size_t passed = 0, not_passed = 0, unreadable = 0;
+  for (const std::string& file : files) {
+    ssd::CaseJudgement j;
+    try {
+      const ssd::CaseFile c = ssd::read_case(file);
+      try {
+        if (c.kind != ssd::CaseKind::results)
+          throw std::runtime_error("kind " + std::string(ssd::case_kind_name(c.kind)) + ", expected results");
+        require_generated_inputs(c);
+      } catch (const std::exception& x) {
+        throw ssd::ArgumentError(file, x.what());
+      }
+      if (c.generator_version != ssd::kGeneratorVersion || c.contract_version != ssd::kContractVersion)
+        std::printf("note: %s was exported under %s / %s; this build is %s / %s\n", file.c_str(),
+                    c.contract_version.c_str(), c.generator_version.c_str(), std::string(ssd::kContractVersion).c_str(),
+                    std::string(ssd::kGeneratorVersion).c_str());
+      const ssd::Outputs oracle = ssd::op_spec(c.problem.op).chunked(c.problem, c.inputs);
+      const ssd::Bounds bounds = ssd::compute_bounds(c.problem, c.inputs, oracle);
+      j = ssd::judge(c.problem, oracle, bounds, c.outputs, worst);
+    } catch (const std::exception& x) {
+      ++unreadable;
+      error_line(x.what());
+      continue;
+    }
+    std::printf("%s  (%s)\n", j.problem.c_str(), file.c_str());
+    std::printf("  %-14s %-10s %10s %10s %9s\n", "output", "verdict", "max r", "compared", "failures");
+    for (const ssd::OutputJudgement& o : j.outputs)
+      std::printf("  %-14s %-10s %10.3g %10lld %9lld\n", o.name.c_str(), output_verdict(j, o).c_str(), o.max_r,
+                  static_cast<long long>(o.compared),
+                  static_cast<long long>(o.over_bound + o.exact_mismatches + o.not_finite));
+    std::printf("  => %s%s%s\n", std::string(ssd::verdict_name(j.verdict)).c_str(), j.message.empty() ? "" : ": ",
+                j.message.c_str());
+    if (j.verdict == ssd::Verdict::passed) {
+      ++passed;
+    } else {
+      ++not_passed;
+      std::printf("%s\n", ssd::describe(j).c_str());
+    }
+  }
+  std::printf("check: %zu file(s): %zu PASSED, %zu not passed, %zu unreadable\n", files.size(), passed, not_passed,
+              unreadable);
+  if (unreadable) return kExitError;
+  return not_passed ? kExitDiffers : kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ssd::pin_eigen_cache_sizes();
+  CLI::App app{"Golden case files: regenerate and verify the golden set, export inputs, check results."};
+  app.require_subcommand(1);
+
+  std::string data = "golden/data", only, out = ".";
+  bool check_only = false, prune = false, from_manifest = false;
+  std::vector<std::string> problems, results;
+  int worst = 5;
+
+  CLI::App* regen_cmd = app.add_subcommand("regen", "write the case file of every manifest problem whose bytes change");
+  regen_cmd->add_option("--data", data, "golden data directory (holds manifest.txt)")->capture_default_str();
+  regen_cmd->add_option("--only", only, "only problems or file names containing this text (or matching this glob)");
+  regen_cmd->add_flag("--check", check_only, "write nothing; exit 1 if any file would change");
+  regen_cmd->add_flag("--prune", prune, "remove *.h5 files the manifest does not list");
+
+  CLI::App* verify_cmd = app.add_subcommand("verify", "check every golden file: checksums, inputs, oracle and bounds recomputed");
+  verify_cmd->add_option("--data", data, "golden data directory (holds manifest.txt)")->capture_default_str();
+
+  CLI::App* export_cmd = app.add_subcommand("export", "write kind=inputs case files for implementations in other languages");
+  export_cmd->add_option("problems", problems, "problem strings (docs/problem-string.md)");
+  export_cmd->add_flag("--manifest", from_manifest, "export every problem of the golden manifest");
+  export_cmd->add_option("--data", data, "golden data directory, for --manifest")->capture_default_str();
+  export_cmd->add_option("--out", out, "output directory")->capture_default_str();
+
+  CLI::App* check_cmd = app.add_subcommand("check", "judge kind=results case files against the oracle; exit 0 only if all pass");
+  check_cmd->add_option("results", results, "results case files")->required();
+  check_cmd->add_option("--worst", worst, "worst elements shown per failing output")->check(CLI::NonNegativeNumber)->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    error_line(e.what());
+    return kExitError;
+  }
+
+  try {
+    if (regen_cmd->parsed()) return regen(data, only, check_only, prune);
+    if (verify_cmd->parsed()) return verify(data);
+    if (export_cmd->parsed()) return export_inputs(problems, from_manifest, data, out);
+    if (check_cmd->parsed()) return check(results, worst);
+  } catch (const std::exception& e) {
+    error_line(e.what());
+    return kExitError;
+  }
+  return kExitError;
+}
