@@ -25,6 +25,11 @@ std::map<std::string, Tally>& tallies() {
   static std::map<std::string, Tally> t;
   return t;
 }
+// Max r per variant, op and primary dtype (over all outputs).
+std::map<std::string, std::pair<std::int64_t, double>>& by_dtype() {
+  static std::map<std::string, std::pair<std::int64_t, double>> t;
+  return t;
+}
 
 void honest_variant_passes(ssd::Op op, const char* variant) {
   static std::map<std::string, ssd::KernelLibrary> libraries;
@@ -41,6 +46,10 @@ void honest_variant_passes(ssd::Op op, const char* variant) {
     }
     for (int b = 0; b < ssd::kHistogramBins; ++b) t.histogram[static_cast<std::size_t>(b)] += o.histogram[static_cast<std::size_t>(b)];
   }
+  auto& [count, max_r] = by_dtype()[std::string(variant) + " " + std::string(ssd::op_name(op)) + " " +
+                                    std::string(ssd::dtype_name(problem.dtype))];
+  ++count;
+  max_r = std::max(max_r, j.max_r());
   RC_LOG() << ssd::describe(j) << '\n';
   RC_ASSERT(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted);
   RC_ASSERT(j.max_r() <= kHonestUtilization);
@@ -68,6 +77,8 @@ TEST(Utilization, Histograms) {
     for (auto count : t.histogram) std::printf(" %9lld", static_cast<long long>(count));
     std::printf("\n");
   }
+  std::printf("\n%-48s %6s %8s\n", "variant op dtype", "cases", "max r");
+  for (const auto& [key, v] : by_dtype()) std::printf("%-48s %6lld %8.3f\n", key.c_str(), static_cast<long long>(v.first), v.second);
 }
 
 }  // namespace
