@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   std::int64_t cases = 0;
   std::uint64_t seed = 0;
   int max_failures = 0;
-  double large = 0.05;
+  double large = 0.05, huge = 0;
   bool quiet = false;
   app.add_option("--kernels", kernels,
                  "emulation, emulation-blocked, mutant:<flaw>, or a path to a kernel library (.so)")->required();
@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--shard", shard, "i/n: run the cases k with k % n == i (disjoint across shards)");
   app.add_option("--max-failures", max_failures, "stop after this many failures (default: never)");
   app.add_option("--large", large, "fraction of cases with large shapes (default 0.05)")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--huge", huge, "fraction of cases past 2^31 elements (GPU hosts with 64 GB or more; default 0)")
+      ->check(CLI::Range(0.0, 1.0));
   app.add_option("--dump", dump, "directory for failing cases (default ssd-fuzz-failures)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
   CLI11_PARSE(app, argc, argv);
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   else o.seconds = seconds;
   o.max_failures = max_failures;
   o.large_fraction = large;
+  o.huge_fraction = huge;
   o.dump_dir = dump;
 
   try {

@@ -52,11 +52,34 @@ std::filesystem::path dump_case(const KernelLibrary& library, const Problem& p, 
   return path;
 }
 
+bool is_huge_case(const CampaignOptions& o, std::int64_t k) {
+  const double u = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 91)) >> 11) * 0x1p-53;
+  return u < o.huge_fraction;
+}
+
 }  // namespace
 
-Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) { return generate(op, options, k).value(); }
+std::optional<Problem> huge_problem(Op op, std::uint64_t seed) {
+  // x [1, 524289, 64, 64] has 2^31 + 4096 elements (the last chunk ragged); CB of the coupling
+  // [1, 4097, 8, 256, 256] has just over 2^31.
+  const std::string s = std::to_string(seed);
+  switch (op) {
+    case Op::mamba2: return parse_problem("mamba2:bf16 b1 s524289 h64 p64 g1 n16 q256 +softplus +D seed=" + s);
+    case Op::chunk_state: return parse_problem("chunk_state:bf16 b1 s524289 h64 p64 g1 n16 q256 seed=" + s);
+    case Op::chunk_scan: return parse_problem("chunk_scan:bf16 b1 s524289 h64 p64 g1 n16 q256 seed=" + s);
+    case Op::chunk_coupling: return parse_problem("chunk_coupling:bf16 b1 s1048577 g8 n16 q256 seed=" + s);
+    default: return std::nullopt;
+  }
+}
+
+Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) {
+  if (is_huge_case(options, k))
+    if (auto p = huge_problem(op, mix(options.seed ^ static_cast<std::uint64_t>(k)) & 0xFFFFFF)) return *p;
+  return generate(op, options, k).value();
+}
 
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k) {
+  if (is_huge_case(options, k) && huge_problem(op, 0)) return campaign_problem(op, options, k);  // not from the generator
   rc::Shrinkable<Problem> current = generate(op, options, k);
   const auto start = Clock::now();
   bool progressed = true;

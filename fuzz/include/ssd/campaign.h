@@ -24,6 +24,10 @@ struct CampaignOptions {
   std::int64_t shard = 0, shards = 1;  // case k belongs to shard k % shards
   int max_failures = 0;           // stop the campaign after this many failures (0 = never)
   double large_fraction = 0.05;   // share of cases drawn with large shapes
+  // Share of cases past 2^31 elements in one tensor (mamba2, chunk_state, chunk_scan: x; coupling:
+  // CB) - the 32-bit offset bug of mamba_ssm #1015. GPU hosts only: the float64 oracle of such a
+  // case needs tens of GB of memory and minutes of CPU.
+  double huge_fraction = 0;
   std::filesystem::path dump_dir; // failing cases written here (empty = no dumps)
   double shrink_seconds = 30;     // time allowed to minimize one failure
 };
@@ -52,6 +56,8 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
 
 // The problem of case k of a campaign with this seed (what a shard draws; shrinking starts here).
 Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k);
+// A case past 2^31 elements for ops that have one (nullopt otherwise); not shrunk.
+std::optional<Problem> huge_problem(Op op, std::uint64_t seed);
 
 // Greedy shrinking of a failing case: the smallest problem (RapidCheck's shrink tree of the
 // generated value) that still FAILS on this library.
