@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "ssd/bind.h"
 #include "ssd/generators.h"
 #include "ssd/op_spec.h"
 #include "support.h"
@@ -17,31 +18,13 @@ using ssd::Outputs;
 using ssd::Problem;
 using ssd::Tensor;
 
-ssd::Mamba2Args bind(const Problem& p, const InputSet& in) {
-  ssd::Mamba2Args a;
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  a.chunk_size = p.q;
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.dt_bias = in.find("dt_bias");
-  a.initial_states = in.find("initial_states");
-  a.seq_idx = in.find("seq_idx");
-  a.dt_softplus = p.softplus;
-  if (p.dt_limit) a.dt_limit = *p.dt_limit;
-  return a;
-}
-
 using Mamba2Form = Outputs (*)(const ssd::Mamba2Args&);
 
 RC_GTEST_PROP(Mamba2, DoesNotDependOnChunkSize, ()) {
   const Problem p = *ssd::gen_problem(Op::mamba2);
   const std::int64_t other_q = *rc::gen::inRange<std::int64_t>(1, 40);
   const InputSet in = ssd::make_inputs(p);  // token-major inputs: independent of Q
-  ssd::Mamba2Args a = bind(p, in);
+  ssd::Mamba2Args a = ssd::bind_mamba2(p, in);
   const Outputs reference = ssd::mamba2_chunked(a);
   a.chunk_size = other_q;
   require_all_agree(ssd::mamba2_chunked(a), reference, kFloat64Agreement, "Q=" + std::to_string(other_q));
@@ -57,7 +40,7 @@ struct StageForms {
 };
 
 Outputs compose_stages(const Problem& p, const InputSet& in, const StageForms& f) {
-  const ssd::Mamba2Args m = bind(p, in);
+  const ssd::Mamba2Args m = ssd::bind_mamba2(p, in);
   const std::int64_t NC = (p.s + p.q - 1) / p.q, PN = p.p * p.n;
   const Outputs cumsum = f.cumsum({m.dt, m.A, p.q, m.dt_bias, m.dt_softplus, m.dt_limit});
   const Tensor& dA = cumsum.get("dA_cumsum").value;
@@ -81,7 +64,7 @@ Outputs compose_stages(const Problem& p, const InputSet& in, const StageForms& f
 RC_GTEST_PROP(Mamba2, EqualsTheFiveStagesComposed, ()) {
   const Problem p = *ssd::gen_problem(Op::mamba2);
   const InputSet in = ssd::make_inputs(p);
-  const Outputs whole = ssd::mamba2_chunked(bind(p, in));
+  const Outputs whole = ssd::mamba2_chunked(ssd::bind_mamba2(p, in));
   const StageForms chunked{ssd::chunk_cumsum_chunked, ssd::chunk_state_chunked, ssd::state_passing_chunked,
                            ssd::chunk_coupling_chunked, ssd::chunk_scan_chunked};
   const StageForms sequential{ssd::chunk_cumsum_sequential, ssd::chunk_state_sequential,
@@ -94,7 +77,7 @@ RC_GTEST_PROP(Mamba2, EqualsTheFiveStagesComposed, ()) {
 // Runs tokens [begin, end) of every row on their own, starting from `init` (nullptr = zero state).
 Outputs run_tokens(Mamba2Form form, const Problem& p, const InputSet& in, std::int64_t begin, std::int64_t end,
                    const Tensor* init) {
-  const ssd::Mamba2Args whole = bind(p, in);
+  const ssd::Mamba2Args whole = ssd::bind_mamba2(p, in);
   const Tensor x = slice_tokens(*whole.x, begin, end), dt = slice_tokens(*whole.dt, begin, end);
   const Tensor B = slice_tokens(*whole.B, begin, end), C = slice_tokens(*whole.C, begin, end);
   std::optional<Tensor> z;
@@ -117,7 +100,7 @@ RC_GTEST_PROP(Mamba2, SplitSequenceWithCarriedStateEqualsWhole, ()) {
   p.s = std::max<std::int64_t>(p.s, 2);  // something to split
   const std::int64_t split = *rc::gen::inRange<std::int64_t>(1, p.s);
   const InputSet in = ssd::make_inputs(p);
-  const Outputs whole = ssd::mamba2_chunked(bind(p, in));
+  const Outputs whole = ssd::mamba2_chunked(ssd::bind_mamba2(p, in));
   for (Mamba2Form form : {Mamba2Form{ssd::mamba2_chunked}, Mamba2Form{ssd::mamba2_sequential}}) {
     const Outputs first = run_tokens(form, p, in, 0, split, in.find("initial_states"));
     const Tensor carried = first.get("final_states").value;
@@ -136,7 +119,7 @@ RC_GTEST_PROP(Mamba2, SequencesInOneRowEqualSeparateRuns, ()) {
   Problem p = *ssd::gen_problem(Op::mamba2, options);
   p.seq = *ssd::gen_seq_runs(p.s, p.q, /*padding=*/true);
   const InputSet in = ssd::make_inputs(p);
-  const Outputs whole = ssd::mamba2_chunked(bind(p, in));
+  const Outputs whole = ssd::mamba2_chunked(ssd::bind_mamba2(p, in));
   ssd::Output joined{"out", Tensor(ssd::DType::f64, whole.get("out").value.shape()), {}};
   joined.defined.assign(static_cast<std::size_t>(joined.value.numel()), 0);  // padding stays undefined
   std::int64_t begin = 0;
@@ -161,7 +144,7 @@ RC_GTEST_PROP(Mamba2, SequencesInOneRowEqualSeparateRuns, ()) {
 RC_GTEST_PROP(Mamba2, GroupsEqualHeadsWithRepeatedBC, ()) {
   const Problem p = *ssd::gen_problem(Op::mamba2);
   const InputSet in = ssd::make_inputs(p);
-  ssd::Mamba2Args a = bind(p, in);
+  ssd::Mamba2Args a = ssd::bind_mamba2(p, in);
   const Outputs grouped = ssd::mamba2_chunked(a);
   const Tensor B = repeat_groups(*a.B, p.h), C = repeat_groups(*a.C, p.h);
   a.B = &B;
@@ -196,7 +179,7 @@ RC_GTEST_PROP(Mamba2, OneTokenEqualsOneDecodeStep, ()) {
   p.s = 1;
   p.softplus = true;  // keeps dt' >= 0, so the prefill clamp to (0, inf) is a no-op
   const InputSet in = ssd::make_inputs(p);
-  const Outputs prefill = ssd::mamba2_chunked(bind(p, in));
+  const Outputs prefill = ssd::mamba2_chunked(ssd::bind_mamba2(p, in));
 
   const std::int64_t B = p.b, H = p.h, P = p.p, N = p.n;
   Tensor state(ssd::DType::f64, {B, H, P, N}), x(ssd::DType::f64, {B, H, P}), dt(ssd::DType::f64, {B, H, P});

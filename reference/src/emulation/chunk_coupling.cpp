@@ -1,6 +1,7 @@
 // SSDChunkCouplingFwd in fp32: CB = C_c * B_c^T per (batch, chunk, group), dot operands in the
 // common dot dtype, fp32 accumulation, seq_idx mask, stored in the output dtype.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 
 namespace ssd::emu {
@@ -31,12 +32,7 @@ void chunk_coupling_kernel(const Ctx& ctx, const OpDims& d, const float* C, cons
 }
 
 Outputs chunk_coupling(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  ChunkCouplingArgs a;
-  a.C = in.find("C");
-  a.B = in.find("B");
-  a.chunk_size = p.q;
-  a.seq_idx = in.find("seq_idx");
-  a.causal = p.causal;
+  const ChunkCouplingArgs a = bind_chunk_coupling(p, in);
   const OpDims d = validate(a);
   const std::int64_t Q = d.chunk, G = d.groups;
 

@@ -1,6 +1,7 @@
 // SSDChunkCumsumFwd in fp32: dt pipeline (bias -> softplus -> clamp -> 0 in the tail), then the
 // within-chunk prefix sum of dt' * A.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 
 namespace ssd::emu {
@@ -29,13 +30,7 @@ void chunk_cumsum_kernel(const Ctx& ctx, const OpDims& d, const float* dt, const
 }
 
 Outputs chunk_cumsum(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  ChunkCumsumArgs a;
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.chunk_size = p.q;
-  a.dt_bias = in.find("dt_bias");
-  a.dt_softplus = p.softplus;
-  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  const ChunkCumsumArgs a = bind_chunk_cumsum(p, in);
   const OpDims d = validate(a);
 
   const std::vector<float> dt = ctx.load(*a.dt), A = ctx.load(*a.A), bias = ctx.load(a.dt_bias);

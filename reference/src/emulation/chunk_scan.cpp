@@ -3,6 +3,7 @@
 // coefficient cb * exp(min(dA[i] - dA[k], 0)) * dt[k] is rounded to x's dtype before the dot with
 // x, plus D*x, then the z gate. One fp32 accumulator per output element, as in the kernel.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 #include "ssd/helpers.h"
 
@@ -66,16 +67,7 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
 }
 
 Outputs chunk_scan(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  ChunkScanArgs a;
-  a.cb = in.find("cb");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.dA_cumsum = in.find("dA_cumsum");
-  a.C = in.find("C");
-  a.states = in.find("states");
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.seq_idx = in.find("seq_idx");
+  const ChunkScanArgs a = bind_chunk_scan(p, in);
   const OpDims d = validate(a);
 
   const std::vector<float> cb = ctx.load(*a.cb), x = ctx.load(*a.x), dt = ctx.load(*a.dt), dA = ctx.load(*a.dA_cumsum),

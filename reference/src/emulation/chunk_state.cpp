@@ -1,6 +1,7 @@
 // SSDChunkStateFwd in fp32: w = exp(min(dA[Q-1] - dA[k], 0)) * dt[k] (seq-masked), B * w rounded to
 // x's dtype, then the dot with x over the chunk's tokens, fp32 accumulation.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 
 namespace ssd::emu {
@@ -41,12 +42,7 @@ void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const f
 }
 
 Outputs chunk_state(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  ChunkStateArgs a;
-  a.B = in.find("B");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.dA_cumsum = in.find("dA_cumsum");
-  a.seq_idx = in.find("seq_idx");
+  const ChunkStateArgs a = bind_chunk_state(p, in);
   const OpDims d = validate(a);
 
   const std::vector<float> B = ctx.load(*a.B), x = ctx.load(*a.x), dt = ctx.load(*a.dt), dA = ctx.load(*a.dA_cumsum);

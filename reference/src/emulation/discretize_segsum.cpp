@@ -2,17 +2,13 @@
 // A_cumsum the within-chunk prefix sum, L = exp(segsum(a)) with segsum summed down each column
 // (the masked cumsum of the reference), G = C B^T over n, M = G * L; L, G, M rounded once to bf16.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 
 namespace ssd::emu {
 
 Outputs discretize_segsum(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  DiscretizeSegsumArgs a;
-  a.hidden_states = in.find("hidden_states");
-  a.dt = in.find("dt");
-  a.A_log = in.find("A_log");
-  a.B = in.find("B");
-  a.C = in.find("C");
+  const DiscretizeSegsumArgs a = bind_discretize_segsum(p, in);
   const OpDims d = validate(a);
   const std::int64_t NC = d.chunks, Q = d.chunk, H = d.heads, G = d.groups, N = d.dstate;
 

@@ -4,25 +4,13 @@
 //   state_passing (entering states stored in C's dtype, final f32) -> coupling CB (f32, dot
 //   operands in the dot dtype, seq-masked, non-causal) -> chunk_scan -> out in x's dtype.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "ssd/helpers.h"
 
 namespace ssd::emu {
 
 Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  Mamba2Args a;
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  a.chunk_size = p.q;
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.dt_bias = in.find("dt_bias");
-  a.initial_states = in.find("initial_states");
-  a.seq_idx = in.find("seq_idx");
-  a.dt_softplus = p.softplus;
-  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  const Mamba2Args a = bind_mamba2(p, in);
   const OpDims d = validate(a);
   const std::int64_t Bt = d.batch, S = d.seqlen, H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
   const std::int64_t Q = d.chunk, NC = d.chunks;

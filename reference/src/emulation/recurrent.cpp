@@ -2,22 +2,12 @@
 // h_new = state * exp(A * dt') + (B * dt') * x, the state stored rounded to its dtype, `out` from
 // the unrounded fp32 h_new: sum_n h_new * C + x * D, times z * sigmoid(z).
 #include "emu.h"
+#include "ssd/bind.h"
 
 namespace ssd::emu {
 
 Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  RecurrentArgs a;
-  a.state = in.find("state");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.dt_bias = in.find("dt_bias");
-  a.state_batch_indices = in.find("state_batch_indices");
-  a.dt_softplus = p.softplus;
+  const RecurrentArgs a = bind_recurrent(p, in);
   const OpDims d = validate(a);
   const std::int64_t H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
 

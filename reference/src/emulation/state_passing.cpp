@@ -1,6 +1,7 @@
 // SSDStatePassingFwd in fp32: the exclusive scan M <- exp(alpha_c) * M + states_c with an fp32
 // running state; `out` stored in its dtype, final_states in f32.
 #include "emu.h"
+#include "ssd/bind.h"
 #include "parallel.h"
 
 namespace ssd::emu {
@@ -38,12 +39,7 @@ void state_passing_kernel(const Ctx& ctx, const OpDims& d, const float* states, 
 }
 
 Outputs state_passing(const Problem& p, const InputSet& in, const Ctx& ctx) {
-  StatePassingArgs a;
-  a.states = in.find("states");
-  a.dA_chunk_cumsum = in.find("dA_chunk_cumsum");
-  a.initial_states = in.find("initial_states");
-  a.seq_idx = in.find("seq_idx");
-  a.chunk_size = p.q;
+  const StatePassingArgs a = bind_state_passing(p, in);
   const OpDims d = validate(a);
 
   const std::vector<float> states = ctx.load(*a.states), alpha = ctx.load(*a.dA_chunk_cumsum),

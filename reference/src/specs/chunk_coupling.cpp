@@ -1,21 +1,8 @@
 // OpSpec of SSDChunkCouplingFwd (_bmm_chunk_fwd(C, B)).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-ChunkCouplingArgs bind(const Problem& p, const InputSet& in) {
-  ChunkCouplingArgs a;
-  a.C = in.find("C");
-  a.B = in.find("B");
-  a.chunk_size = p.q;
-  a.seq_idx = in.find("seq_idx");
-  a.causal = p.causal;
-  return a;
-}
-
-}  // namespace
-
 OpSpec chunk_coupling() {
   OpSpec s;
   s.op = Op::chunk_coupling;
@@ -38,8 +25,8 @@ OpSpec chunk_coupling() {
                   return it != p.dtypes.end() ? it->second : role_dtype(p, "C");
                 },
                 nullptr}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_coupling_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_coupling_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_coupling_chunked(bind_chunk_coupling(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_coupling_sequential(bind_chunk_coupling(p, in)); };
   s.smoke = [] {
     return parse_all({
         "chunk_coupling:f32 b1 s16 g1 n8 q8 seed=1",

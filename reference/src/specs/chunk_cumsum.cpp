@@ -1,22 +1,8 @@
 // OpSpec of SSDChunkCumsumFwd (_chunk_cumsum_fwd).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-ChunkCumsumArgs bind(const Problem& p, const InputSet& in) {
-  ChunkCumsumArgs a;
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.chunk_size = p.q;
-  a.dt_bias = in.find("dt_bias");
-  a.dt_softplus = p.softplus;
-  if (p.dt_limit) a.dt_limit = *p.dt_limit;
-  return a;
-}
-
-}  // namespace
-
 OpSpec chunk_cumsum() {
   OpSpec s;
   s.op = Op::chunk_cumsum;
@@ -37,8 +23,8 @@ OpSpec chunk_cumsum() {
   };
   s.outputs = {{"dA_cumsum", [](const Problem&) { return DType::f32; }, nullptr},
                {"dt_out", [](const Problem&) { return DType::f32; }, nullptr}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_cumsum_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_cumsum_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_cumsum_chunked(bind_chunk_cumsum(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_cumsum_sequential(bind_chunk_cumsum(p, in)); };
   s.smoke = [] {
     return parse_all({
         "chunk_cumsum:f32 b1 s16 h2 q8 seed=1",

@@ -1,25 +1,8 @@
 // OpSpec of SSDChunkScanFwd (_chunk_scan_fwd).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-ChunkScanArgs bind(const Problem&, const InputSet& in) {
-  ChunkScanArgs a;
-  a.cb = in.find("cb");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.dA_cumsum = in.find("dA_cumsum");
-  a.C = in.find("C");
-  a.states = in.find("states");
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.seq_idx = in.find("seq_idx");
-  return a;
-}
-
-}  // namespace
-
 OpSpec chunk_scan() {
   OpSpec s;
   s.op = Op::chunk_scan;
@@ -52,8 +35,8 @@ OpSpec chunk_scan() {
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
                {"out_x", [](const Problem& p) { return role_dtype(p, "x"); }, [](const Problem& p) { return p.z; }}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_scan_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_scan_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_scan_chunked(bind_chunk_scan(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_scan_sequential(bind_chunk_scan(p, in)); };
   s.smoke = [] {
     return parse_all({
         "chunk_scan:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",

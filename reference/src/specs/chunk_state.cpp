@@ -1,21 +1,8 @@
 // OpSpec of SSDChunkStateFwd (_chunk_state_fwd).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-ChunkStateArgs bind(const Problem&, const InputSet& in) {
-  ChunkStateArgs a;
-  a.B = in.find("B");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.dA_cumsum = in.find("dA_cumsum");
-  a.seq_idx = in.find("seq_idx");
-  return a;
-}
-
-}  // namespace
-
 OpSpec chunk_state() {
   OpSpec s;
   s.op = Op::chunk_state;
@@ -43,8 +30,8 @@ OpSpec chunk_state() {
                   return it != p.dtypes.end() ? it->second : DType::f32;  // states_in_fp32 by default
                 },
                 nullptr}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_state_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_state_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return chunk_state_chunked(bind_chunk_state(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return chunk_state_sequential(bind_chunk_state(p, in)); };
   s.smoke = [] {
     return parse_all({
         "chunk_state:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",

@@ -1,21 +1,8 @@
 // OpSpec of MambaDiscretizeSegsum (SOL-ExecBench L2/044).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-DiscretizeSegsumArgs bind(const Problem&, const InputSet& in) {
-  DiscretizeSegsumArgs a;
-  a.hidden_states = in.find("hidden_states");
-  a.dt = in.find("dt");
-  a.A_log = in.find("A_log");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  return a;
-}
-
-}  // namespace
-
 OpSpec discretize_segsum() {
   OpSpec s;
   s.op = Op::discretize_segsum;
@@ -46,8 +33,8 @@ OpSpec discretize_segsum() {
     if (p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
     return std::nullopt;
   };
-  s.chunked = [](const Problem& p, const InputSet& in) { return discretize_segsum_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return discretize_segsum_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return discretize_segsum_chunked(bind_discretize_segsum(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return discretize_segsum_sequential(bind_discretize_segsum(p, in)); };
   s.smoke = [] {
     return parse_all({
         "discretize_segsum:bf16 b1 s8 q8 h2 p4 g1 n4 seed=1",

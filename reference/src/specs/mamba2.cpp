@@ -1,29 +1,8 @@
 // OpSpec of Mamba2Fwd (mamba_chunk_scan_combined).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-Mamba2Args bind(const Problem& p, const InputSet& in) {
-  Mamba2Args a;
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  a.chunk_size = p.q;
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.dt_bias = in.find("dt_bias");
-  a.initial_states = in.find("initial_states");
-  a.seq_idx = in.find("seq_idx");
-  a.dt_softplus = p.softplus;
-  if (p.dt_limit) a.dt_limit = *p.dt_limit;
-  return a;
-}
-
-}  // namespace
-
 OpSpec mamba2() {
   OpSpec s;
   s.op = Op::mamba2;
@@ -58,8 +37,8 @@ OpSpec mamba2() {
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
                {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind_mamba2(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind_mamba2(p, in)); };
   s.smoke = [] {
     return parse_all({
         "mamba2:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",

@@ -1,24 +1,9 @@
 // OpSpec of SSDRecurrentFwd (selective_state_update, one decode step).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
 namespace {
-
-RecurrentArgs bind(const Problem& p, const InputSet& in) {
-  RecurrentArgs a;
-  a.state = in.find("state");
-  a.x = in.find("x");
-  a.dt = in.find("dt");
-  a.A = in.find("A");
-  a.B = in.find("B");
-  a.C = in.find("C");
-  a.D = in.find("D");
-  a.z = in.find("z");
-  a.dt_bias = in.find("dt_bias");
-  a.state_batch_indices = in.find("state_batch_indices");
-  a.dt_softplus = p.softplus;
-  return a;
-}
 
 // "+tie": A constant along (P, N) and dt, dt_bias constant along P, as Mamba2.step's expanded views.
 FillRule tied(FillRule rule, bool tie, std::int64_t inner) {
@@ -27,7 +12,6 @@ FillRule tied(FillRule rule, bool tie, std::int64_t inner) {
 }
 
 }  // namespace
-
 OpSpec recurrent() {
   OpSpec s;
   s.op = Op::recurrent;
@@ -72,8 +56,8 @@ OpSpec recurrent() {
     if (!p.sbi && p.slots != 0) return "slots= needs +sbi";
     return std::nullopt;
   };
-  s.chunked = [](const Problem& p, const InputSet& in) { return recurrent_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return recurrent_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return recurrent_chunked(bind_recurrent(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return recurrent_sequential(bind_recurrent(p, in)); };
   s.smoke = [] {
     return parse_all({
         "recurrent:f32 b2 h2 p4 g1 n4 seed=1",

@@ -1,21 +1,8 @@
 // OpSpec of SSDStatePassingFwd (_state_passing_fwd).
 #include "specs.h"
+#include "ssd/bind.h"
 
 namespace ssd::specs {
-namespace {
-
-StatePassingArgs bind(const Problem& p, const InputSet& in) {
-  StatePassingArgs a;
-  a.states = in.find("states");
-  a.dA_chunk_cumsum = in.find("dA_chunk_cumsum");
-  a.initial_states = in.find("initial_states");
-  a.seq_idx = in.find("seq_idx");
-  a.chunk_size = p.q;
-  return a;
-}
-
-}  // namespace
-
 OpSpec state_passing() {
   OpSpec s;
   s.op = Op::state_passing;
@@ -41,8 +28,8 @@ OpSpec state_passing() {
                 },
                 nullptr},
                {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
-  s.chunked = [](const Problem& p, const InputSet& in) { return state_passing_chunked(bind(p, in)); };
-  s.sequential = [](const Problem& p, const InputSet& in) { return state_passing_sequential(bind(p, in)); };
+  s.chunked = [](const Problem& p, const InputSet& in) { return state_passing_chunked(bind_state_passing(p, in)); };
+  s.sequential = [](const Problem& p, const InputSet& in) { return state_passing_sequential(bind_state_passing(p, in)); };
   s.smoke = [] {
     return parse_all({
         "state_passing:f32 b1 s64 q16 h2 d8 seed=1",
