@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA kernels, the GPU tests and ssd-fuzz, and bundles them with every shared library `ldd`
+# Builds the CUDA kernels, the GPU tests, ssd-fuzz and ssd-bench, and bundles them with every shared library `ldd`
 # lists (all but glibc's) into one folder that runs on a GPU host without HDF5, GoogleTest or
 # RapidCheck installed. Prints the command that runs the tests there.
 #   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
@@ -12,10 +12,10 @@ bash tools/dev.sh build >/dev/null
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/gpu/libssd_gpu.so "$bundle/"
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/gpu/libssd_gpu.so "$bundle/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
-for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/libssd_gpu.so"; do
+for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd_gpu.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*|ld-linux*) ;;
@@ -37,8 +37,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 exec "$here/ssd-fuzz" --kernels "$here/libssd_gpu.so" "$@"
 RUN
-chmod +x "$bundle/run.sh" "$bundle/fuzz.sh"
+cat > "$bundle/bench.sh" <<'RUN'
+#!/usr/bin/env bash
+# Times the bundled CUDA kernels on the workloads: bash bench.sh [ssd-bench options].
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
+exec "$here/ssd-bench" --kernels "$here/libssd_gpu.so" "$@"
+RUN
+chmod +x "$bundle/run.sh" "$bundle/fuzz.sh" "$bundle/bench.sh"
 echo "bundle ready: $(du -sh "$bundle" | cut -f1) in $bundle/"
 echo "on the GPU host: bash $bundle/run.sh            (golden, smoke, random, determinism)"
 echo "                 bash $bundle/run.sh --gtest_filter='*Workloads*'   (full-size workloads)"
 echo "                 bash $bundle/fuzz.sh --time 600                 (a fuzz campaign; --shard i/n to split)"
+echo "                 bash $bundle/bench.sh                           (device time of every workload)"

@@ -59,82 +59,52 @@ bool KernelLibrary::implements(Op op) const {
 
 namespace {
 
-// The buffers of one call: inputs uploaded, outputs allocated in their contract dtypes.
-class Call {
- public:
-  Call(const ssd_kernel_table& table, const Problem& p, const InputSet& inputs, const Outputs& like)
-      : table_(table) {
-    for (const auto& [name, t] : inputs.all()) put(name, std::make_unique<AbiBuffer>(table, t));
-    const OpSpec& spec = op_spec(p.op);
-    for (const Output& o : like.all()) {
-      if (p.op == Op::recurrent && o.name == "state") continue;  // updated in place
-      put(o.name, std::make_unique<AbiBuffer>(table, spec.output(o.name).dtype(p), o.value.shape()));
-      outputs_.push_back(o.name);
-    }
-    if (p.op == Op::recurrent) outputs_.push_back("state");
-  }
-  ssd_tensor operator[](const std::string& name) const {
-    auto it = buffers_.find(name);
-    return it == buffers_.end() ? ssd_tensor{} : it->second->view();
-  }
-  Outputs read() const {
-    Outputs out;
-    for (const auto& name : outputs_) out.add(name, buffers_.at(name)->read());
-    return out;
-  }
-
- private:
-  void put(const std::string& name, std::unique_ptr<AbiBuffer> b) { buffers_[name] = std::move(b); }
-  const ssd_kernel_table& table_;
-  std::map<std::string, std::unique_ptr<AbiBuffer>> buffers_;
-  std::vector<std::string> outputs_;
-};
-
-ssd_status call_op(const ssd_kernel_table& t, const Problem& p, const Call& c) {
+template <class Buffers>
+ssd_status call_op(const ssd_kernel_table& t, const Problem& p, const Buffers& c, void* stream) {
   const double lo = p.dt_limit ? p.dt_limit->lo : DtLimit{}.lo, hi = p.dt_limit ? p.dt_limit->hi : DtLimit{}.hi;
   switch (p.op) {
     case Op::mamba2: {
       ssd_mamba2_args a{c["x"], c["dt"], c["A"], c["B"], c["C"], p.q, c["D"], c["z"], c["dt_bias"],
-                        c["initial_states"], c["seq_idx"], p.softplus, lo, hi, c["out"], c["final_states"], nullptr};
+                        c["initial_states"], c["seq_idx"], p.softplus, lo, hi, c["out"], c["final_states"], stream};
       return t.mamba2(&a);
     }
     case Op::chunk_cumsum: {
-      ssd_chunk_cumsum_args a{c["dt"], c["A"], p.q, c["dt_bias"], p.softplus, lo, hi, c["dA_cumsum"], c["dt_out"], nullptr};
+      ssd_chunk_cumsum_args a{c["dt"], c["A"], p.q, c["dt_bias"], p.softplus, lo, hi, c["dA_cumsum"], c["dt_out"], stream};
       return t.chunk_cumsum(&a);
     }
     case Op::chunk_coupling: {
-      ssd_chunk_coupling_args a{c["C"], c["B"], p.q, c["seq_idx"], p.causal, c["CB"], nullptr};
+      ssd_chunk_coupling_args a{c["C"], c["B"], p.q, c["seq_idx"], p.causal, c["CB"], stream};
       return t.chunk_coupling(&a);
     }
     case Op::chunk_state: {
-      ssd_chunk_state_args a{c["B"], c["x"], c["dt"], c["dA_cumsum"], c["seq_idx"], c["states"], nullptr};
+      ssd_chunk_state_args a{c["B"], c["x"], c["dt"], c["dA_cumsum"], c["seq_idx"], c["states"], stream};
       return t.chunk_state(&a);
     }
     case Op::state_passing: {
       ssd_state_passing_args a{c["states"], c["dA_chunk_cumsum"], c["initial_states"], c["seq_idx"], p.q,
-                               c["out"], c["final_states"], nullptr};
+                               c["out"], c["final_states"], stream};
       return t.state_passing(&a);
     }
     case Op::chunk_scan: {
       ssd_chunk_scan_args a{c["cb"], c["x"], c["dt"], c["dA_cumsum"], c["C"], c["states"], c["D"], c["z"],
-                            c["seq_idx"], c["out"], c["out_x"], nullptr};
+                            c["seq_idx"], c["out"], c["out_x"], stream};
       return t.chunk_scan(&a);
     }
     case Op::recurrent: {
       ssd_recurrent_args a{c["state"], c["x"], c["dt"], c["A"], c["B"], c["C"], c["D"], c["z"], c["dt_bias"],
-                           c["state_batch_indices"], p.softplus, c["out"], nullptr};
+                           c["state_batch_indices"], p.softplus, c["out"], stream};
       return t.recurrent(&a);
     }
     case Op::discretize_segsum: {
       ssd_discretize_segsum_args a{c["hidden_states"], c["dt"], c["A_log"], c["B"], c["C"], c["L"], c["G"],
-                                   c["M"], c["A_cumsum"], c["decay_states"], nullptr};
+                                   c["M"], c["A_cumsum"], c["decay_states"], stream};
       return t.discretize_segsum(&a);
     }
   }
   return SSD_STATUS_UNSUPPORTED;
 }
 
-KernelRun run_with_like(const KernelLibrary& library, const Problem& p, const InputSet& inputs, const Outputs& like) {
+KernelRun run_call(const KernelLibrary& library, const Problem& p, const InputSet& inputs) {
   KernelRun run;
   if (!library.implements(p.op)) {
     run.status = KernelRun::Status::not_implemented;
@@ -142,8 +112,8 @@ KernelRun run_with_like(const KernelLibrary& library, const Problem& p, const In
     return run;
   }
   const ssd_kernel_table& t = library.table();
-  Call call(t, p, inputs, like);
-  const ssd_status status = call_op(t, p, call);
+  const PreparedCall call(library, p, inputs);
+  const ssd_status status = call.invoke();
   if (status == SSD_STATUS_OK && t.device_synchronize && t.device_synchronize() != SSD_STATUS_OK) {
     run.status = KernelRun::Status::error;
   } else if (status == SSD_STATUS_OK) {
@@ -160,10 +130,38 @@ KernelRun run_with_like(const KernelLibrary& library, const Problem& p, const In
 
 }  // namespace
 
+PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, const InputSet& inputs)
+    : table_(library.table()), problem_(p) {
+  for (const auto& [name, t] : inputs.all()) {
+    buffers_[name] = std::make_unique<AbiBuffer>(table_, t);
+    min_bytes_ += static_cast<std::size_t>(t.numel()) * dtype_bytes(t.dtype()) * (p.op == Op::recurrent && name == "state" ? 2 : 1);
+  }
+  const OpSpec& spec = op_spec(p.op);
+  for (const auto& [name, shape] : output_shapes(p)) {
+    if (p.op == Op::recurrent && name == "state") continue;  // updated in place
+    const DType dtype = spec.output(name).dtype(p);
+    buffers_[name] = std::make_unique<AbiBuffer>(table_, dtype, shape);
+    min_bytes_ += static_cast<std::size_t>(element_count(shape)) * dtype_bytes(dtype);
+    outputs_.push_back(name);
+  }
+  if (p.op == Op::recurrent) outputs_.push_back("state");
+}
+
+ssd_tensor PreparedCall::operator[](const std::string& name) const {
+  auto it = buffers_.find(name);
+  return it == buffers_.end() ? ssd_tensor{} : it->second->view();
+}
+
+ssd_status PreparedCall::invoke(void* stream) const { return call_op(table_, problem_, *this, stream); }
+
+Outputs PreparedCall::read() const {
+  Outputs out;
+  for (const auto& name : outputs_) out.add(name, buffers_.at(name)->read());
+  return out;
+}
+
 KernelRun run_kernel(const KernelLibrary& library, const Problem& problem, const InputSet& inputs) {
-  // Output shapes come from the oracle's outputs.
-  const Outputs like = op_spec(problem.op).chunked(problem, inputs);
-  return run_with_like(library, problem, inputs, like);
+  return run_call(library, problem, inputs);
 }
 
 CaseJudgement check_case(const KernelLibrary& library, const Problem& problem) {
@@ -184,7 +182,7 @@ CaseJudgement check_case(const KernelLibrary& library, const Problem& problem) {
   const OpSpec& spec = op_spec(problem.op);
   const Outputs oracle = spec.chunked(problem, inputs);
   const Bounds bounds = compute_bounds(problem, inputs, oracle);
-  const KernelRun run = run_with_like(library, problem, inputs, oracle);
+  const KernelRun run = run_call(library, problem, inputs);
   switch (run.status) {
     case KernelRun::Status::ok: return judge(problem, oracle, bounds, run.outputs);
     case KernelRun::Status::not_implemented:

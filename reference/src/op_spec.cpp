@@ -55,6 +55,13 @@ const OpSpec& op_spec(Op op) {
   throw ArgumentError("op", "no OpSpec registered");
 }
 
+std::vector<std::pair<std::string, Shape>> output_shapes(const Problem& p) {
+  std::vector<std::pair<std::string, Shape>> shapes;
+  for (const OutputRole& role : op_spec(p.op).outputs)
+    if (!role.present || role.present(p)) shapes.emplace_back(role.name, role.shape(p));
+  return shapes;
+}
+
 std::optional<std::string> invalid_reason(const Problem& p) {
   const OpSpec& spec = op_spec(p.op);
   if (std::find(spec.primary_dtypes.begin(), spec.primary_dtypes.end(), p.dtype) == spec.primary_dtypes.end())

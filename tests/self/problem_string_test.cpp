@@ -117,3 +117,18 @@ TEST(ProblemString, InvalidCasesSayWhy) {
 }
 
 }  // namespace
+
+namespace {
+
+// The OpSpec's output shapes are what the oracle produces.
+TEST(OpSpec, OutputShapesMatchTheOracle) {
+  for (ssd::Op op : ssd::kAllOps)
+    for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
+      const ssd::Outputs out = ssd::op_spec(op).chunked(p, ssd::make_inputs(p));
+      const auto shapes = ssd::output_shapes(p);
+      ASSERT_EQ(shapes.size(), out.all().size()) << ssd::to_string(p);
+      for (const auto& [name, shape] : shapes) EXPECT_EQ(out.get(name).value.shape(), shape) << ssd::to_string(p) << " " << name;
+    }
+}
+
+}  // namespace

@@ -61,6 +61,7 @@ struct OutputRole {
   std::function<DType(const Problem&)> dtype;  // the dtype a kernel stores the output in
   std::function<bool(const Problem&)> present;  // nullptr = always produced
   ToleranceConstants tolerance{};
+  std::function<Shape(const Problem&)> shape;   // the output's shape
 };
 
 // Named input tensors of one case.
@@ -98,6 +99,9 @@ struct OpSpec {
 };
 
 const OpSpec& op_spec(Op op);
+
+// The outputs a valid problem produces, by name, with their shapes (what a caller allocates).
+std::vector<std::pair<std::string, Shape>> output_shapes(const Problem& p);
 
 // Why the problem is outside the contract (shared checks plus the op's own), or nullopt.
 std::optional<std::string> invalid_reason(const Problem& p);

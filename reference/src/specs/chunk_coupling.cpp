@@ -25,6 +25,7 @@ OpSpec chunk_coupling() {
                   return it != p.dtypes.end() ? it->second : role_dtype(p, "C");
                 },
                 nullptr}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.g, p.q, p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_coupling_chunked(bind_chunk_coupling(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_coupling_sequential(bind_chunk_coupling(p, in)); };
   s.smoke = [] {

@@ -23,6 +23,8 @@ OpSpec chunk_cumsum() {
   };
   s.outputs = {{"dA_cumsum", [](const Problem&) { return DType::f32; }, nullptr},
                {"dt_out", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_cumsum_chunked(bind_chunk_cumsum(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_cumsum_sequential(bind_chunk_cumsum(p, in)); };
   s.smoke = [] {

@@ -35,6 +35,8 @@ OpSpec chunk_scan() {
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
                {"out_x", [](const Problem& p) { return role_dtype(p, "x"); }, [](const Problem& p) { return p.z; }}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_scan_chunked(bind_chunk_scan(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_scan_sequential(bind_chunk_scan(p, in)); };
   s.smoke = [] {

@@ -30,6 +30,7 @@ OpSpec chunk_state() {
                   return it != p.dtypes.end() ? it->second : DType::f32;  // states_in_fp32 by default
                 },
                 nullptr}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_state_chunked(bind_chunk_state(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_state_sequential(bind_chunk_state(p, in)); };
   s.smoke = [] {

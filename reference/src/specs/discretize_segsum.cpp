@@ -33,6 +33,11 @@ OpSpec discretize_segsum() {
     if (p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
     return std::nullopt;
   };
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q, p.q}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.q, p.h}; };
+  s.outputs[2].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.q, p.h}; };
+  s.outputs[3].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
+  s.outputs[4].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return discretize_segsum_chunked(bind_discretize_segsum(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return discretize_segsum_sequential(bind_discretize_segsum(p, in)); };
   s.smoke = [] {

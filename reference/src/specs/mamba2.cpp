@@ -37,6 +37,8 @@ OpSpec mamba2() {
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
                {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind_mamba2(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind_mamba2(p, in)); };
   s.smoke = [] {

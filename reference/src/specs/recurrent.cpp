@@ -56,6 +56,8 @@ OpSpec recurrent() {
     if (!p.sbi && p.slots != 0) return "slots= needs +sbi";
     return std::nullopt;
   };
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.h, p.p}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return recurrent_chunked(bind_recurrent(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return recurrent_sequential(bind_recurrent(p, in)); };
   s.smoke = [] {

@@ -28,6 +28,8 @@ OpSpec state_passing() {
                 },
                 nullptr},
                {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
+  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.h, p.d}; };
+  s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, p.d}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return state_passing_chunked(bind_state_passing(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return state_passing_sequential(bind_state_passing(p, in)); };
   s.smoke = [] {
