@@ -173,9 +173,24 @@ CaseJudgement check_case(const KernelLibrary& library, const Problem& problem) {
     return j;
   }
   if (auto why = invalid_reason(problem)) {
-    // Outside the contract: the kernel must reject it (when its tensors can be built at all).
+    // Outside the contract: the kernel must reject it. When its tensors cannot even be built
+    // (e.g. a negative size) there is nothing to hand the kernel, and the case is INVALID as is.
     j.verdict = Verdict::invalid;
     j.message = *why;
+    InputSet inputs;
+    try {
+      inputs = make_inputs_unchecked(problem);
+      output_shapes(problem);
+    } catch (const std::exception&) {
+      return j;
+    }
+    const KernelRun run = run_call(library, problem, inputs);
+    if (run.status == KernelRun::Status::ok) {
+      j.verdict = Verdict::failed;
+      j.message = "accepted a case outside the contract (" + *why + ")";
+    } else if (run.status == KernelRun::Status::rejected) {
+      j.message = *why + "; rejected: " + run.message;
+    }
     return j;
   }
   const InputSet inputs = make_inputs(problem);

@@ -116,7 +116,8 @@ void fill_seq_idx(Tensor& t, const Problem& p, std::uint64_t seed) {
       std::int64_t t0 = 0, id = p.seq.first_id;
       for (std::int64_t run : p.seq.runs) {
         const double value = run < 0 ? -1.0 : static_cast<double>(id++);
-        for (std::int64_t k = 0; k < std::abs(run); ++k) row[t0++] = value;
+        // Runs that do not cover S exactly (an invalid case built to test rejection) are cut at S.
+        for (std::int64_t k = 0; k < std::abs(run) && t0 < S; ++k) row[t0++] = value;
       }
       continue;
     }

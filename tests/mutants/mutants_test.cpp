@@ -71,3 +71,19 @@ TEST(Mutants, LoaderRejectsWhatIsNotAKernelLibrary) {
 }
 
 }  // namespace
+
+namespace {
+
+// A case outside the contract is INVALID when the kernel rejects it (and FAILED if accepted).
+TEST(Verdicts, InvalidCasesMustBeRejected) {
+  const ssd::KernelLibrary honest = ssd::KernelLibrary::open("emulation");
+  for (const char* line : {"mamba2:f32 b1 s8 h3 p2 g2 n2 q4 seed=1",              // H % G != 0
+                           "chunk_scan:f32 b1 s8 h4 p2 g3 n2 q4 seed=1",          // H % G != 0
+                           "mamba2:f32 b1 s8 h2 p2 g1 n2 q4 seq=0:3,3 seed=1"}) { // runs cover 6 of 8 tokens
+    const ssd::CaseJudgement j = ssd::check_case(honest, ssd::parse_problem(line));
+    EXPECT_EQ(j.verdict, ssd::Verdict::invalid) << line << ": " << j.message;
+    EXPECT_NE(j.message.find("rejected"), std::string::npos) << line << ": " << j.message;
+  }
+}
+
+}  // namespace
