@@ -9,8 +9,8 @@
 #include <random>
 #include <sstream>
 
-#include "ssd/campaign.h"
-#include "ssd/errors.h"
+#include "ssd/fuzz/campaign.h"
+#include "ssd/reference/errors.h"
 
 namespace {
 

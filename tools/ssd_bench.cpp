@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "ssd/runner.h"
+#include "ssd/harness/runner.h"
 
 namespace {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "ssd/case_file.h"
-#include "ssd/errors.h"
-#include "ssd/verdict.h"
+#include "ssd/golden/case_file.h"
+#include "ssd/reference/errors.h"
+#include "ssd/reference/verdict.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ssd/op_spec.h"
+#include "ssd/reference/op_spec.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ssd/agreement.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/agreement.h"
+#include "ssd/reference/op_spec.h"
 
 namespace {
 

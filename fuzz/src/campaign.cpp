@@ -1,10 +1,10 @@
 // Fuzz campaigns: deterministic case generation, checking, shrinking and dumping.
-#include "ssd/campaign.h"
+#include "ssd/fuzz/campaign.h"
 
 #include <chrono>
 
-#include "ssd/case_file.h"
-#include "ssd/errors.h"
+#include "ssd/golden/case_file.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 namespace {
@@ -60,16 +60,9 @@ bool is_huge_case(const CampaignOptions& o, std::int64_t k) {
 }  // namespace
 
 std::optional<Problem> huge_problem(Op op, std::uint64_t seed) {
-  // x [1, 524289, 64, 64] has 2^31 + 4096 elements (the last chunk ragged); CB of the coupling
-  // [1, 4097, 8, 256, 256] has just over 2^31.
-  const std::string s = std::to_string(seed);
-  switch (op) {
-    case Op::mamba2: return parse_problem("mamba2:bf16 b1 s524289 h64 p64 g1 n16 q256 +softplus +D seed=" + s);
-    case Op::chunk_state: return parse_problem("chunk_state:bf16 b1 s524289 h64 p64 g1 n16 q256 seed=" + s);
-    case Op::chunk_scan: return parse_problem("chunk_scan:bf16 b1 s524289 h64 p64 g1 n16 q256 seed=" + s);
-    case Op::chunk_coupling: return parse_problem("chunk_coupling:bf16 b1 s1048577 g8 n16 q256 seed=" + s);
-    default: return std::nullopt;
-  }
+  const std::string_view huge = op_spec(op).huge;
+  if (huge.empty()) return std::nullopt;
+  return parse_problem(std::string(huge) + " seed=" + std::to_string(seed));
 }
 
 Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) {

@@ -2,8 +2,8 @@
 #include <Eigen/Core>
 #include <mutex>
 
-#include "ssd/case_file.h"
-#include "ssd/errors.h"
+#include "ssd/golden/case_file.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

@@ -1,7 +1,7 @@
 // Internal to ssd_golden: whether a case holds exactly what its problem implies (shared by the
 // writer, which refuses inconsistent cases, and the reader, which reports inconsistent files).
 #pragma once
-#include "ssd/case_file.h"
+#include "ssd/golden/case_file.h"
 
 namespace ssd::golden_detail {
 

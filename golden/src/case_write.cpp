@@ -6,7 +6,7 @@
 
 #include "case_check.h"
 #include "hdf5_util.h"
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

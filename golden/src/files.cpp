@@ -9,8 +9,8 @@
 #include <cstring>
 #include <utility>
 
-#include "ssd/case_file.h"
-#include "ssd/errors.h"
+#include "ssd/golden/case_file.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

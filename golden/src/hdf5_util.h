@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "ssd/tensor.h"
+#include "ssd/reference/tensor.h"
 
 namespace ssd::golden_detail {
 

@@ -1,8 +1,8 @@
 // The golden manifest: problem strings, one per line, with '#' comments.
 #include <map>
 
-#include "ssd/case_file.h"
-#include "ssd/errors.h"
+#include "ssd/golden/case_file.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

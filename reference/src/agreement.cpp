@@ -1,5 +1,5 @@
 // Normwise agreement of two float64 evaluations.
-#include "ssd/agreement.h"
+#include "ssd/reference/agreement.h"
 
 #include <cmath>
 #include <cstdio>

@@ -3,8 +3,8 @@
 #include <initializer_list>
 #include <string>
 
-#include "ssd/errors.h"
-#include "ssd/tensor.h"
+#include "ssd/reference/errors.h"
+#include "ssd/reference/tensor.h"
 
 namespace ssd::check {
 

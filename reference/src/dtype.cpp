@@ -1,11 +1,11 @@
 // Exact conversions between double and the contract's storage formats.
-#include "ssd/dtype.h"
+#include "ssd/reference/dtype.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 namespace {

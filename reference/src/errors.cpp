@@ -1,5 +1,5 @@
 // ArgumentError message formatting.
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <numbers>
 
-#include "ssd/errors.h"
-#include "ssd/helpers.h"
-#include "parallel.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/errors.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/op_spec.h"
 
 namespace ssd {
 namespace {

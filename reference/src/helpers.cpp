@@ -1,10 +1,10 @@
 // Shared building blocks of both oracle forms.
-#include "ssd/helpers.h"
+#include "ssd/reference/helpers.h"
 
 #include <cmath>
 #include <limits>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

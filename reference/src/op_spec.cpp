@@ -1,10 +1,10 @@
 // The OpSpec registry, the checks every op shares, and InputSet.
-#include "ssd/op_spec.h"
+#include "ssd/reference/op_spec.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 #include "specs/specs.h"
 
 namespace ssd {

@@ -1,5 +1,5 @@
 // The compact problem string: canonical printing and a strict parser.
-#include "ssd/problem.h"
+#include "ssd/reference/problem.h"
 
 #include <charconv>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <limits>
 #include <sstream>
 
-#include "ssd/errors.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/errors.h"
+#include "ssd/reference/op_spec.h"
 
 namespace ssd {
 namespace {

@@ -1,10 +1,10 @@
 // Tensor storage and indexing.
-#include "ssd/tensor.h"
+#include "ssd/reference/tensor.h"
 
 #include <cassert>
 #include <cmath>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
 

@@ -1,5 +1,5 @@
 // Argument validation shared by both oracle forms: presence, rank, shapes, dtypes, sizes, seq_idx.
-#include "validate.h"
+#include "ssd/reference/validate.h"
 
 #include <cmath>
 #include <string>

@@ -1,5 +1,5 @@
 // Judging kernel outputs against the oracle under the per-element bounds.
-#include "ssd/verdict.h"
+#include "ssd/reference/verdict.h"
 
 #include <algorithm>
 #include <cmath>

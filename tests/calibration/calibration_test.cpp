@@ -8,8 +8,8 @@
 #include <map>
 #include <mutex>
 
-#include "ssd/generators.h"
-#include "ssd/runner.h"
+#include "ssd/fuzz/generators.h"
+#include "ssd/harness/runner.h"
 
 namespace {
 

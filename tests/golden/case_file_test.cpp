@@ -7,7 +7,7 @@
 #include <csignal>
 #include <cstring>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 #include "support.h"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <hdf5.h>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 #include "support.h"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ssd/case_file.h"
+#include "ssd/golden/case_file.h"
 
 namespace golden_test {
 

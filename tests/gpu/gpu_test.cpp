@@ -13,9 +13,9 @@
 #include <mutex>
 #include <string>
 
-#include "ssd/abi_tensors.h"
-#include "ssd/generators.h"
-#include "ssd/runner.h"
+#include "ssd/harness/abi_buffer.h"
+#include "ssd/fuzz/generators.h"
+#include "ssd/harness/runner.h"
 
 namespace {
 

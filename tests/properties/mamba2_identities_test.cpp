@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "ssd/bind.h"
-#include "ssd/generators.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/bind.h"
+#include "ssd/fuzz/generators.h"
+#include "ssd/reference/op_spec.h"
 #include "support.h"
 
 namespace ssd_test {

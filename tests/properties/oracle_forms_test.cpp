@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "ssd/generators.h"
-#include "ssd/op_spec.h"
+#include "ssd/fuzz/generators.h"
+#include "ssd/reference/op_spec.h"
 #include "support.h"
 
 namespace ssd_test {

@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "ssd/agreement.h"
-#include "ssd/outputs.h"
-#include "ssd/tensor.h"
+#include "ssd/reference/agreement.h"
+#include "ssd/reference/outputs.h"
+#include "ssd/reference/tensor.h"
 
 namespace ssd_test {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ssd/agreement.h"
+#include "ssd/reference/agreement.h"
 
 namespace {
 

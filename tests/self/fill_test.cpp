@@ -8,8 +8,8 @@
 #include <cstring>
 #include <set>
 
-#include "ssd/helpers.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/op_spec.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "ssd/op_spec.h"
+#include "ssd/reference/op_spec.h"
 
 namespace {
 

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
-#include "ssd/errors.h"
-#include "ssd/generators.h"
-#include "ssd/op_spec.h"
+#include "ssd/reference/errors.h"
+#include "ssd/fuzz/generators.h"
+#include "ssd/reference/op_spec.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ssd/helpers.h"
+#include "ssd/reference/helpers.h"
 #include "test_support.h"
 
 namespace ssd_test {

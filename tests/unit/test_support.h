@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "ssd/dtype.h"
-#include "ssd/errors.h"
-#include "ssd/oracle.h"
-#include "ssd/outputs.h"
-#include "ssd/tensor.h"
+#include "ssd/reference/dtype.h"
+#include "ssd/reference/errors.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/outputs.h"
+#include "ssd/reference/tensor.h"
 
 namespace ssd_test {
 

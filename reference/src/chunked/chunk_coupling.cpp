@@ -1,8 +1,8 @@
 // SSDChunkCouplingFwd, chunked form: CB = C_c * B_c^T per (batch, chunk, group), masked by seq_idx.
 #include "eigen_views.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

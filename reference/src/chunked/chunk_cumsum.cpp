@@ -1,7 +1,7 @@
 // SSDChunkCumsumFwd, chunked form: processed dt and the within-chunk inclusive cumsum of A*dt'.
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

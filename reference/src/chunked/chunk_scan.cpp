@@ -1,10 +1,10 @@
 // SSDChunkScanFwd, chunked form: carried-in term C_c * prev^T plus the causal within-chunk product.
 #include "eigen_views.h"
 #include "gating.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

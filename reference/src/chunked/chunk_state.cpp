@@ -1,9 +1,9 @@
 // SSDChunkStateFwd, chunked form: states_c = X_c^T * diag(w) * B_c per (batch, chunk, head).
 #include "eigen_views.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

@@ -1,10 +1,10 @@
 // MambaDiscretizeSegsum, chunked form: per (batch, chunk) the C*B^T Gram matrix of each group and,
 // per head, the stable-segsum decay matrix L, their product M, A_cumsum and decay_states.
 #include "eigen_views.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ssd/tensor.h"
+#include "ssd/reference/tensor.h"
 
 namespace ssd {
 

@@ -5,10 +5,10 @@
 
 #include "eigen_views.h"
 #include "gating.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

@@ -1,10 +1,10 @@
 // SSDRecurrentFwd, primary form: one decode step per (batch, head) as Eigen array expressions.
 #include "eigen_views.h"
 #include "gating.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

@@ -1,8 +1,8 @@
 // SSDStatePassingFwd, chunked form: the exclusive inter-chunk scan M <- exp(alpha_c)*M + S_c.
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "parallel.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/parallel.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

@@ -1,9 +1,9 @@
 // Sequential oracle of SSDChunkCumsumFwd: per-position dt pipeline and a directly summed cumsum.
 #include <cstdint>
 
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

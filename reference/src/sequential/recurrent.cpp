@@ -2,9 +2,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

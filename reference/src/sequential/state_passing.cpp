@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
-#include "validate.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
+#include "ssd/reference/validate.h"
 
 namespace ssd {
 

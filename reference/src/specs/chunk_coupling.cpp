@@ -1,8 +1,22 @@
 // OpSpec of SSDChunkCouplingFwd (_bmm_chunk_fwd(C, B)).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+ChunkCouplingArgs bind_chunk_coupling(const Problem& p, const InputSet& in) {
+  ChunkCouplingArgs a;
+  a.C = in.find("C");
+  a.B = in.find("B");
+  a.chunk_size = p.q;
+  a.seq_idx = in.find("seq_idx");
+  a.causal = p.causal;
+  return a;
+}
+
+namespace specs {
 OpSpec chunk_coupling() {
   OpSpec s;
   s.op = Op::chunk_coupling;
@@ -28,6 +42,16 @@ OpSpec chunk_coupling() {
   s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.g, p.q, p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_coupling_chunked(bind_chunk_coupling(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_coupling_sequential(bind_chunk_coupling(p, in)); };
+  s.bounds = tolerance::chunk_coupling_bounds;
+  s.huge = "chunk_coupling:bf16 b1 s1048577 g8 n16 q256";  // CB [1, 4097, 8, 256, 256]: just over 2^31 elements
+  s.abi = make_abi_binding<Op::chunk_coupling, &ssd_kernel_table::chunk_coupling>(offsetof(ssd_chunk_coupling_args, stream));
+  s.abi.tensors = {
+      {"C", offsetof(ssd_chunk_coupling_args, C)},
+      {"B", offsetof(ssd_chunk_coupling_args, B)},
+      {"seq_idx", offsetof(ssd_chunk_coupling_args, seq_idx), abi::mark_seq},
+      {"CB", offsetof(ssd_chunk_coupling_args, CB)}};
+  s.abi.scalars = {abi::chunk_size(offsetof(ssd_chunk_coupling_args, chunk_size)), abi::causal(offsetof(ssd_chunk_coupling_args, causal))};
+  s.abi.sizes = {{"b", "C", 0}, {"s", "C", 1}, {"g", "C", 2}, {"n", "C", 3}};
   s.smoke = [] {
     return parse_all({
         "chunk_coupling:f32 b1 s16 g1 n8 q8 seed=1",
@@ -48,4 +72,5 @@ OpSpec chunk_coupling() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

@@ -1,8 +1,23 @@
 // OpSpec of SSDChunkCumsumFwd (_chunk_cumsum_fwd).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+ChunkCumsumArgs bind_chunk_cumsum(const Problem& p, const InputSet& in) {
+  ChunkCumsumArgs a;
+  a.dt = in.find("dt");
+  a.A = in.find("A");
+  a.chunk_size = p.q;
+  a.dt_bias = in.find("dt_bias");
+  a.dt_softplus = p.softplus;
+  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  return a;
+}
+
+namespace specs {
 OpSpec chunk_cumsum() {
   OpSpec s;
   s.op = Op::chunk_cumsum;
@@ -27,6 +42,16 @@ OpSpec chunk_cumsum() {
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_cumsum_chunked(bind_chunk_cumsum(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_cumsum_sequential(bind_chunk_cumsum(p, in)); };
+  s.bounds = tolerance::chunk_cumsum_bounds;
+  s.abi = make_abi_binding<Op::chunk_cumsum, &ssd_kernel_table::chunk_cumsum>(offsetof(ssd_chunk_cumsum_args, stream));
+  s.abi.tensors = {
+      {"dt", offsetof(ssd_chunk_cumsum_args, dt)},
+      {"A", offsetof(ssd_chunk_cumsum_args, A)},
+      {"dt_bias", offsetof(ssd_chunk_cumsum_args, dt_bias), abi::mark_dt_bias},
+      {"dA_cumsum", offsetof(ssd_chunk_cumsum_args, dA_cumsum)},
+      {"dt_out", offsetof(ssd_chunk_cumsum_args, dt_out)}};
+  s.abi.scalars = {abi::chunk_size(offsetof(ssd_chunk_cumsum_args, chunk_size)), abi::dt_softplus(offsetof(ssd_chunk_cumsum_args, dt_softplus)), abi::dt_limit_lo(offsetof(ssd_chunk_cumsum_args, dt_limit_lo)), abi::dt_limit_hi(offsetof(ssd_chunk_cumsum_args, dt_limit_hi))};
+  s.abi.sizes = {{"b", "dt", 0}, {"s", "dt", 1}, {"h", "dt", 2}};
   s.smoke = [] {
     return parse_all({
         "chunk_cumsum:f32 b1 s16 h2 q8 seed=1",
@@ -49,4 +74,5 @@ OpSpec chunk_cumsum() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

@@ -1,8 +1,26 @@
 // OpSpec of SSDChunkScanFwd (_chunk_scan_fwd).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+ChunkScanArgs bind_chunk_scan(const Problem&, const InputSet& in) {
+  ChunkScanArgs a;
+  a.cb = in.find("cb");
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.dA_cumsum = in.find("dA_cumsum");
+  a.C = in.find("C");
+  a.states = in.find("states");
+  a.D = in.find("D");
+  a.z = in.find("z");
+  a.seq_idx = in.find("seq_idx");
+  return a;
+}
+
+namespace specs {
 OpSpec chunk_scan() {
   OpSpec s;
   s.op = Op::chunk_scan;
@@ -39,6 +57,23 @@ OpSpec chunk_scan() {
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_scan_chunked(bind_chunk_scan(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_scan_sequential(bind_chunk_scan(p, in)); };
+  s.bounds = tolerance::chunk_scan_bounds;
+  s.huge = "chunk_scan:bf16 b1 s524289 h64 p64 g1 n16 q256";  // x [1, 524289, 64, 64]: 2^31 + 4096 elements, the last chunk ragged
+  s.abi = make_abi_binding<Op::chunk_scan, &ssd_kernel_table::chunk_scan>(offsetof(ssd_chunk_scan_args, stream));
+  s.abi.tensors = {
+      {"cb", offsetof(ssd_chunk_scan_args, cb)},
+      {"x", offsetof(ssd_chunk_scan_args, x)},
+      {"dt", offsetof(ssd_chunk_scan_args, dt)},
+      {"dA_cumsum", offsetof(ssd_chunk_scan_args, dA_cumsum)},
+      {"C", offsetof(ssd_chunk_scan_args, C)},
+      {"states", offsetof(ssd_chunk_scan_args, states)},
+      {"D", offsetof(ssd_chunk_scan_args, D), abi::mark_D},
+      {"z", offsetof(ssd_chunk_scan_args, z), abi::mark_z},
+      {"seq_idx", offsetof(ssd_chunk_scan_args, seq_idx), abi::mark_seq},
+      {"out", offsetof(ssd_chunk_scan_args, out)},
+      {"out_x", offsetof(ssd_chunk_scan_args, out_x)}};
+  s.abi.scalars = {};
+  s.abi.sizes = {{"b", "x", 0}, {"s", "x", 1}, {"h", "x", 2}, {"p", "x", 3}, {"g", "C", 2}, {"n", "C", 3}, {"q", "cb", -1}};
   s.smoke = [] {
     return parse_all({
         "chunk_scan:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
@@ -61,4 +96,5 @@ OpSpec chunk_scan() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

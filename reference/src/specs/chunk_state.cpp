@@ -1,8 +1,22 @@
 // OpSpec of SSDChunkStateFwd (_chunk_state_fwd).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+ChunkStateArgs bind_chunk_state(const Problem&, const InputSet& in) {
+  ChunkStateArgs a;
+  a.B = in.find("B");
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.dA_cumsum = in.find("dA_cumsum");
+  a.seq_idx = in.find("seq_idx");
+  return a;
+}
+
+namespace specs {
 OpSpec chunk_state() {
   OpSpec s;
   s.op = Op::chunk_state;
@@ -33,6 +47,18 @@ OpSpec chunk_state() {
   s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return chunk_state_chunked(bind_chunk_state(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return chunk_state_sequential(bind_chunk_state(p, in)); };
+  s.bounds = tolerance::chunk_state_bounds;
+  s.huge = "chunk_state:bf16 b1 s524289 h64 p64 g1 n16 q256";  // x [1, 524289, 64, 64]: 2^31 + 4096 elements, the last chunk ragged
+  s.abi = make_abi_binding<Op::chunk_state, &ssd_kernel_table::chunk_state>(offsetof(ssd_chunk_state_args, stream));
+  s.abi.tensors = {
+      {"B", offsetof(ssd_chunk_state_args, B)},
+      {"x", offsetof(ssd_chunk_state_args, x)},
+      {"dt", offsetof(ssd_chunk_state_args, dt)},
+      {"dA_cumsum", offsetof(ssd_chunk_state_args, dA_cumsum)},
+      {"seq_idx", offsetof(ssd_chunk_state_args, seq_idx), abi::mark_seq},
+      {"states", offsetof(ssd_chunk_state_args, states)}};
+  s.abi.scalars = {};
+  s.abi.sizes = {{"b", "x", 0}, {"s", "x", 1}, {"h", "x", 2}, {"p", "x", 3}, {"g", "B", 2}, {"n", "B", 3}, {"q", "dt", -1}};
   s.smoke = [] {
     return parse_all({
         "chunk_state:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
@@ -57,4 +83,5 @@ OpSpec chunk_state() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

@@ -16,4 +16,48 @@ InputRole seq_idx_role() {
           [](const Problem&) { return FillRule{FillRule::Kind::seq_idx}; }};
 }
 
+namespace abi {
+
+void mark_D(Problem& p, const Tensor& D) { p.D = D.rank() == 1 ? DMode::per_head : DMode::per_head_dim; }
+void mark_z(Problem& p, const Tensor&) { p.z = true; }
+void mark_dt_bias(Problem& p, const Tensor&) { p.dt_bias = true; }
+void mark_init(Problem& p, const Tensor&) { p.init = true; }
+void mark_seq(Problem& p, const Tensor&) { p.seq.kind = SeqSpec::Kind::random; }
+void mark_sbi(Problem& p, const Tensor&) { p.sbi = true; }
+
+AbiScalarField chunk_size(std::size_t offset) {
+  return {"chunk_size", offset, AbiScalarField::Type::i64, [](const Problem& p) { return static_cast<double>(p.q); },
+          [](Problem& p, double v) { p.q = static_cast<std::int64_t>(v); }};
+}
+AbiScalarField dt_softplus(std::size_t offset) {
+  return {"dt_softplus", offset, AbiScalarField::Type::i32, [](const Problem& p) { return p.softplus ? 1.0 : 0.0; },
+          [](Problem& p, double v) { p.softplus = v != 0; }};
+}
+// The clamp is absent from a problem when it is the default (0, +inf), so a call that passes the
+// default reads back as a problem without `limit=`.
+AbiScalarField dt_limit_lo(std::size_t offset) {
+  return {"dt_limit_lo", offset, AbiScalarField::Type::f64,
+          [](const Problem& p) { return p.dt_limit.value_or(DtLimit{}).lo; },
+          [](Problem& p, double v) {
+            DtLimit limit = p.dt_limit.value_or(DtLimit{});
+            limit.lo = v;
+            p.dt_limit = limit == DtLimit{} ? std::nullopt : std::optional(limit);
+          }};
+}
+AbiScalarField dt_limit_hi(std::size_t offset) {
+  return {"dt_limit_hi", offset, AbiScalarField::Type::f64,
+          [](const Problem& p) { return p.dt_limit.value_or(DtLimit{}).hi; },
+          [](Problem& p, double v) {
+            DtLimit limit = p.dt_limit.value_or(DtLimit{});
+            limit.hi = v;
+            p.dt_limit = limit == DtLimit{} ? std::nullopt : std::optional(limit);
+          }};
+}
+AbiScalarField causal(std::size_t offset) {
+  return {"causal", offset, AbiScalarField::Type::i32, [](const Problem& p) { return p.causal ? 1.0 : 0.0; },
+          [](Problem& p, double v) { p.causal = v != 0; }};
+}
+
+}  // namespace abi
+
 }  // namespace ssd::specs

@@ -1,8 +1,22 @@
 // OpSpec of MambaDiscretizeSegsum (SOL-ExecBench L2/044).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+DiscretizeSegsumArgs bind_discretize_segsum(const Problem&, const InputSet& in) {
+  DiscretizeSegsumArgs a;
+  a.hidden_states = in.find("hidden_states");
+  a.dt = in.find("dt");
+  a.A_log = in.find("A_log");
+  a.B = in.find("B");
+  a.C = in.find("C");
+  return a;
+}
+
+namespace specs {
 OpSpec discretize_segsum() {
   OpSpec s;
   s.op = Op::discretize_segsum;
@@ -40,6 +54,21 @@ OpSpec discretize_segsum() {
   s.outputs[4].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return discretize_segsum_chunked(bind_discretize_segsum(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return discretize_segsum_sequential(bind_discretize_segsum(p, in)); };
+  s.bounds = tolerance::discretize_segsum_bounds;
+  s.abi = make_abi_binding<Op::discretize_segsum, &ssd_kernel_table::discretize_segsum>(offsetof(ssd_discretize_segsum_args, stream));
+  s.abi.tensors = {
+      {"hidden_states", offsetof(ssd_discretize_segsum_args, hidden_states)},
+      {"dt", offsetof(ssd_discretize_segsum_args, dt)},
+      {"A_log", offsetof(ssd_discretize_segsum_args, A_log)},
+      {"B", offsetof(ssd_discretize_segsum_args, B)},
+      {"C", offsetof(ssd_discretize_segsum_args, C)},
+      {"L", offsetof(ssd_discretize_segsum_args, L)},
+      {"G", offsetof(ssd_discretize_segsum_args, G)},
+      {"M", offsetof(ssd_discretize_segsum_args, M)},
+      {"A_cumsum", offsetof(ssd_discretize_segsum_args, A_cumsum)},
+      {"decay_states", offsetof(ssd_discretize_segsum_args, decay_states)}};
+  s.abi.scalars = {};
+  s.abi.sizes = {{"b", "hidden_states", 0}, {"q", "hidden_states", 2}, {"h", "hidden_states", 3}, {"p", "hidden_states", 4}, {"g", "B", 3}, {"n", "B", 4}, {"s", "hidden_states", 1, true}};
   s.smoke = [] {
     return parse_all({
         "discretize_segsum:bf16 b1 s8 q8 h2 p4 g1 n4 seed=1",
@@ -60,4 +89,5 @@ OpSpec discretize_segsum() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

@@ -1,8 +1,30 @@
 // OpSpec of Mamba2Fwd (mamba_chunk_scan_combined).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+Mamba2Args bind_mamba2(const Problem& p, const InputSet& in) {
+  Mamba2Args a;
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.A = in.find("A");
+  a.B = in.find("B");
+  a.C = in.find("C");
+  a.chunk_size = p.q;
+  a.D = in.find("D");
+  a.z = in.find("z");
+  a.dt_bias = in.find("dt_bias");
+  a.initial_states = in.find("initial_states");
+  a.seq_idx = in.find("seq_idx");
+  a.dt_softplus = p.softplus;
+  if (p.dt_limit) a.dt_limit = *p.dt_limit;
+  return a;
+}
+
+namespace specs {
 OpSpec mamba2() {
   OpSpec s;
   s.op = Op::mamba2;
@@ -41,6 +63,24 @@ OpSpec mamba2() {
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind_mamba2(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind_mamba2(p, in)); };
+  s.bounds = tolerance::mamba2_bounds;
+  s.huge = "mamba2:bf16 b1 s524289 h64 p64 g1 n16 q256 +softplus +D";  // x [1, 524289, 64, 64]: 2^31 + 4096 elements, the last chunk ragged
+  s.abi = make_abi_binding<Op::mamba2, &ssd_kernel_table::mamba2>(offsetof(ssd_mamba2_args, stream));
+  s.abi.tensors = {
+      {"x", offsetof(ssd_mamba2_args, x)},
+      {"dt", offsetof(ssd_mamba2_args, dt)},
+      {"A", offsetof(ssd_mamba2_args, A)},
+      {"B", offsetof(ssd_mamba2_args, B)},
+      {"C", offsetof(ssd_mamba2_args, C)},
+      {"D", offsetof(ssd_mamba2_args, D), abi::mark_D},
+      {"z", offsetof(ssd_mamba2_args, z), abi::mark_z},
+      {"dt_bias", offsetof(ssd_mamba2_args, dt_bias), abi::mark_dt_bias},
+      {"initial_states", offsetof(ssd_mamba2_args, initial_states), abi::mark_init},
+      {"seq_idx", offsetof(ssd_mamba2_args, seq_idx), abi::mark_seq},
+      {"out", offsetof(ssd_mamba2_args, out)},
+      {"final_states", offsetof(ssd_mamba2_args, final_states)}};
+  s.abi.scalars = {abi::chunk_size(offsetof(ssd_mamba2_args, chunk_size)), abi::dt_softplus(offsetof(ssd_mamba2_args, dt_softplus)), abi::dt_limit_lo(offsetof(ssd_mamba2_args, dt_limit_lo)), abi::dt_limit_hi(offsetof(ssd_mamba2_args, dt_limit_hi))};
+  s.abi.sizes = {{"b", "x", 0}, {"s", "x", 1}, {"h", "x", 2}, {"p", "x", 3}, {"g", "B", 2}, {"n", "B", 3}};
   s.smoke = [] {
     return parse_all({
         "mamba2:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
@@ -71,4 +111,5 @@ OpSpec mamba2() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

@@ -1,8 +1,28 @@
 // OpSpec of SSDRecurrentFwd (selective_state_update, one decode step).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+RecurrentArgs bind_recurrent(const Problem& p, const InputSet& in) {
+  RecurrentArgs a;
+  a.state = in.find("state");
+  a.x = in.find("x");
+  a.dt = in.find("dt");
+  a.A = in.find("A");
+  a.B = in.find("B");
+  a.C = in.find("C");
+  a.D = in.find("D");
+  a.z = in.find("z");
+  a.dt_bias = in.find("dt_bias");
+  a.state_batch_indices = in.find("state_batch_indices");
+  a.dt_softplus = p.softplus;
+  return a;
+}
+
+namespace specs {
 namespace {
 
 // "+tie": A constant along (P, N) and dt, dt_bias constant along P, as Mamba2.step's expanded views.
@@ -60,6 +80,22 @@ OpSpec recurrent() {
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return recurrent_chunked(bind_recurrent(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return recurrent_sequential(bind_recurrent(p, in)); };
+  s.bounds = tolerance::recurrent_bounds;
+  s.abi = make_abi_binding<Op::recurrent, &ssd_kernel_table::recurrent>(offsetof(ssd_recurrent_args, stream));
+  s.abi.tensors = {
+      {"state", offsetof(ssd_recurrent_args, state)},
+      {"x", offsetof(ssd_recurrent_args, x)},
+      {"dt", offsetof(ssd_recurrent_args, dt)},
+      {"A", offsetof(ssd_recurrent_args, A)},
+      {"B", offsetof(ssd_recurrent_args, B)},
+      {"C", offsetof(ssd_recurrent_args, C)},
+      {"D", offsetof(ssd_recurrent_args, D), abi::mark_D},
+      {"z", offsetof(ssd_recurrent_args, z), abi::mark_z},
+      {"dt_bias", offsetof(ssd_recurrent_args, dt_bias), abi::mark_dt_bias},
+      {"state_batch_indices", offsetof(ssd_recurrent_args, state_batch_indices), abi::mark_sbi},
+      {"out", offsetof(ssd_recurrent_args, out)}};
+  s.abi.scalars = {abi::dt_softplus(offsetof(ssd_recurrent_args, dt_softplus))};
+  s.abi.sizes = {{"b", "x", 0}, {"h", "x", 1}, {"p", "x", 2}, {"g", "B", 1}, {"n", "B", 2}, {"slots", "state", 0, false, "state_batch_indices"}};
   s.smoke = [] {
     return parse_all({
         "recurrent:f32 b2 h2 p4 g1 n4 seed=1",
@@ -81,4 +117,5 @@ OpSpec recurrent() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

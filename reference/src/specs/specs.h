@@ -5,7 +5,10 @@
 #include <string_view>
 #include <vector>
 
-#include "ssd/op_spec.h"
+#include <cstddef>
+
+#include "ssd/reference/abi_binding.h"
+#include "ssd/reference/op_spec.h"
 
 namespace ssd::specs {
 
@@ -55,5 +58,21 @@ inline FillRule chunk_decay(const Problem& p) {
 
 // Roles shared by several ops.
 InputRole seq_idx_role();  // [Bt,S] i32, present with seq=
+
+// Pieces of the ABI bindings that several ops share: what an optional tensor's presence says
+// about the problem, and the scalars with their problem fields.
+namespace abi {
+void mark_D(Problem& p, const Tensor& D);  // [H] => +D, [H,P] => +Dhp
+void mark_z(Problem& p, const Tensor&);
+void mark_dt_bias(Problem& p, const Tensor&);
+void mark_init(Problem& p, const Tensor&);
+void mark_seq(Problem& p, const Tensor&);  // values come from the tensor itself
+void mark_sbi(Problem& p, const Tensor&);
+AbiScalarField chunk_size(std::size_t offset);
+AbiScalarField dt_softplus(std::size_t offset);
+AbiScalarField dt_limit_lo(std::size_t offset);
+AbiScalarField dt_limit_hi(std::size_t offset);
+AbiScalarField causal(std::size_t offset);
+}  // namespace abi
 
 }  // namespace ssd::specs

@@ -1,8 +1,22 @@
 // OpSpec of SSDStatePassingFwd (_state_passing_fwd).
 #include "specs.h"
-#include "ssd/bind.h"
 
-namespace ssd::specs {
+#include "../tolerance/ops.h"
+#include "ssd/reference/bind.h"
+
+namespace ssd {
+
+StatePassingArgs bind_state_passing(const Problem& p, const InputSet& in) {
+  StatePassingArgs a;
+  a.states = in.find("states");
+  a.dA_chunk_cumsum = in.find("dA_chunk_cumsum");
+  a.initial_states = in.find("initial_states");
+  a.seq_idx = in.find("seq_idx");
+  a.chunk_size = p.q;
+  return a;
+}
+
+namespace specs {
 OpSpec state_passing() {
   OpSpec s;
   s.op = Op::state_passing;
@@ -32,6 +46,20 @@ OpSpec state_passing() {
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, p.d}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return state_passing_chunked(bind_state_passing(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return state_passing_sequential(bind_state_passing(p, in)); };
+  s.bounds = tolerance::state_passing_bounds;
+  s.abi = make_abi_binding<Op::state_passing, &ssd_kernel_table::state_passing>(offsetof(ssd_state_passing_args, stream));
+  s.abi.tensors = {
+      {"states", offsetof(ssd_state_passing_args, states)},
+      {"dA_chunk_cumsum", offsetof(ssd_state_passing_args, dA_chunk_cumsum)},
+      {"initial_states", offsetof(ssd_state_passing_args, initial_states), abi::mark_init},
+      {"seq_idx", offsetof(ssd_state_passing_args, seq_idx), abi::mark_seq},
+      {"out", offsetof(ssd_state_passing_args, out)},
+      {"final_states", offsetof(ssd_state_passing_args, final_states)}};
+  s.abi.scalars = {{"chunk_size", offsetof(ssd_state_passing_args, chunk_size), AbiScalarField::Type::i64,
+       [](const Problem& p) { return static_cast<double>(p.q); },
+       // Without seq_idx the chunk size only matters through NC, which the tensors carry.
+       [](Problem& p, double v) { p.q = v > 0 ? static_cast<std::int64_t>(v) : 1; }}};
+  s.abi.sizes = {{"b", "states", 0}, {"h", "states", 2}, {"d", "states", 3}, {"s", "seq_idx", 1}, {"s", "states", 1, true}};
   s.smoke = [] {
     return parse_all({
         "state_passing:f32 b1 s64 q16 h2 d8 seed=1",
@@ -56,4 +84,5 @@ OpSpec state_passing() {
   return s;
 }
 
-}  // namespace ssd::specs
+}  // namespace specs
+}  // namespace ssd

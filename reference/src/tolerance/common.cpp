@@ -4,26 +4,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "ssd/errors.h"
+#include "ssd/reference/errors.h"
 
 namespace ssd {
-
-OutputBound& Bounds::add(OutputBound b) {
-  bounds_.push_back(std::move(b));
-  return bounds_.back();
-}
-
-bool Bounds::has(std::string_view name) const {
-  for (const auto& b : bounds_)
-    if (b.name == name) return true;
-  return false;
-}
-
-const OutputBound& Bounds::get(std::string_view name) const {
-  for (const auto& b : bounds_)
-    if (b.name == name) return b;
-  throw ArgumentError("bounds", "no bound for output '" + std::string(name) + "'");
-}
 
 namespace tolerance {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <optional>
 
-#include "ssd/tolerance.h"
+#include "ssd/reference/tolerance.h"
 
 namespace ssd::tolerance {
 

@@ -4,7 +4,7 @@
 
 #include "common.h"
 #include "ops.h"
-#include "ssd/helpers.h"
+#include "ssd/reference/helpers.h"
 
 namespace ssd::tolerance {
 

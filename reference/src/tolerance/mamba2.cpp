@@ -2,7 +2,7 @@
 // (whose exponent charge is the sensitivity to the chunk totals), and the scan of each chunk.
 #include "common.h"
 #include "ops.h"
-#include "ssd/helpers.h"
+#include "ssd/reference/helpers.h"
 
 namespace ssd::tolerance {
 

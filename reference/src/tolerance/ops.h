@@ -1,7 +1,7 @@
 // Per-op bound builders and the shadow pieces shared between them (internal to ssd_reference).
 #pragma once
 #include "common.h"
-#include "ssd/oracle.h"
+#include "ssd/reference/oracle.h"
 
 namespace ssd::tolerance {
 

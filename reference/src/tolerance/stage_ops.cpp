@@ -3,8 +3,8 @@
 // already), and exponent terms from the same run with each token's weight scaled by |dA|.
 #include "common.h"
 #include "ops.h"
-#include "ssd/helpers.h"
-#include "ssd/oracle.h"
+#include "ssd/reference/helpers.h"
+#include "ssd/reference/oracle.h"
 
 namespace ssd::tolerance {
 namespace {

@@ -1,0 +1,139 @@
+// RapidCheck generators of Problems driven by each OpSpec.
+#include "ssd/fuzz/generators.h"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <stdexcept>
+
+#include "ssd/reference/op_spec.h"
+
+namespace ssd {
+namespace {
+
+namespace gen = rc::gen;
+
+// Sequence lengths biased toward the chunk grid's corners.
+std::int64_t pick_seqlen(std::int64_t q, std::int64_t max_s) {
+  const std::int64_t kind = *gen::inRange<std::int64_t>(0, 6);
+  std::int64_t s = 1;
+  switch (kind) {
+    case 0: s = 1; break;                                                     // a single token
+    case 1: s = *gen::inRange<std::int64_t>(1, std::max<std::int64_t>(2, q)); break;  // S < Q
+    case 2: s = q * *gen::inRange<std::int64_t>(1, 4); break;                 // a multiple of Q
+    case 3: s = q * *gen::inRange<std::int64_t>(1, 4) + 1; break;             // one past a multiple
+    default: s = *gen::inRange<std::int64_t>(1, max_s + 1); break;            // anything
+  }
+  return std::clamp<std::int64_t>(s, 1, max_s);
+}
+
+std::int64_t pick_divisor_groups(std::int64_t h) {
+  // G in {1, H/2, H} when H allows: the layouts kernels special-case.
+  std::vector<std::int64_t> choices{1, h};
+  if (h % 2 == 0) choices.push_back(h / 2);
+  return *gen::elementOf(choices);
+}
+
+DType pick_dtype() { return *gen::element(DType::f32, DType::f16, DType::bf16); }
+
+}  // namespace
+
+rc::Gen<SeqSpec> gen_seq_runs(std::int64_t seqlen, std::int64_t chunk, bool padding) {
+  return gen::exec([=] {
+    SeqSpec seq;
+    seq.kind = SeqSpec::Kind::runs;
+    seq.first_id = *gen::element<std::int64_t>(0, 0, 0, 1, 3);
+    std::int64_t pad = 0;
+    if (padding && seqlen >= 2 && *gen::inRange(0, 4) == 0) pad = *gen::inRange<std::int64_t>(1, seqlen / 2 + 1);
+    const std::int64_t body = seqlen - pad;
+    // Candidate cut points: chunk boundaries and their neighbours, plus arbitrary tokens.
+    std::vector<std::int64_t> candidates;
+    for (std::int64_t c = chunk; c < body + 1; c += chunk)
+      for (std::int64_t t : {c - 1, c, c + 1})
+        if (t > 0 && t < body) candidates.push_back(t);
+    for (std::int64_t t = 1; t < body; ++t) candidates.push_back(t);
+    std::set<std::int64_t> cuts;
+    if (!candidates.empty()) {
+      const int count = *gen::inRange(0, 5);
+      for (int i = 0; i < count; ++i) cuts.insert(*gen::elementOf(candidates));
+    }
+    std::int64_t start = 0;
+    for (std::int64_t cut : cuts) {
+      seq.runs.push_back(cut - start);
+      start = cut;
+    }
+    seq.runs.push_back(body - start);
+    if (pad > 0) seq.runs.push_back(-pad);
+    return seq;
+  });
+}
+
+rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
+  // Fixed size: the limits are already small, and the corner weighting above is explicit; letting
+  // RapidCheck's growing size scale the ranges would make the first cases almost all S = 1.
+  return gen::resize(rc::kNominalSize, gen::exec([op, o] {
+    const OpSpec& spec = op_spec(op);
+    const GenLimits& lim = o.limits;
+    Problem p;
+    p.op = op;
+    std::vector<DType> dtypes;
+    for (DType d : spec.primary_dtypes)
+      if (o.dtypes.empty() || std::find(o.dtypes.begin(), o.dtypes.end(), d) != o.dtypes.end()) dtypes.push_back(d);
+    if (dtypes.empty()) throw std::logic_error("gen_problem: none of the requested dtypes is legal for this op");
+    p.dtype = *gen::elementOf(dtypes);
+    // Value regime: mostly the default, otherwise one of the op's corner regimes.
+    p.fill = std::string(spec.fills.front());
+    if (o.value_regimes && spec.fills.size() > 1 && *gen::inRange(0, 5) < 2) p.fill = std::string(*gen::elementOf(spec.fills));
+    if (spec.takes_dim('b')) p.b = *gen::inRange<std::int64_t>(1, lim.batch + 1);
+    if (spec.takes_dim('h')) p.h = *gen::element<std::int64_t>(1, 2, 3, 4);
+    p.h = std::min(p.h, lim.heads);
+    if (spec.takes_dim('g')) p.g = spec.takes_dim('h') ? pick_divisor_groups(p.h) : *gen::inRange<std::int64_t>(1, 4);
+    if (spec.takes_dim('p')) p.p = *gen::inRange<std::int64_t>(1, lim.headdim + 1);
+    if (spec.takes_dim('n')) p.n = *gen::inRange<std::int64_t>(1, lim.dstate + 1);
+    if (spec.takes_dim('d')) p.d = *gen::inRange<std::int64_t>(1, lim.flat + 1);
+    if (spec.takes_dim('q')) p.q = *gen::inRange<std::int64_t>(1, lim.chunk + 1);
+    if (spec.takes_dim('s')) {
+      p.s = op == Op::discretize_segsum ? p.q * *gen::inRange<std::int64_t>(1, lim.chunks + 1)
+                                        : pick_seqlen(p.q, lim.seqlen);
+    }
+    if (spec.takes_flag("dt_bias")) p.dt_bias = *gen::arbitrary<bool>();
+    if (spec.takes_flag("softplus")) p.softplus = *gen::arbitrary<bool>();
+    if (spec.takes_flag("limit") && o.dt_limit && *gen::inRange(0, 3) == 0) {
+      const double lo = o.negative_limit ? *gen::element(-0.1, 0.0, 0.01) : *gen::element(0.0, 0.001, 0.05);
+      const double hi = *gen::element(0.2, 1.0, std::numeric_limits<double>::infinity());
+      p.dt_limit = DtLimit{lo, hi};
+    }
+    if (spec.takes_flag("D")) p.D = *gen::element(DMode::none, DMode::per_head, DMode::per_head_dim);
+    else if (spec.takes_flag("Dhp")) p.D = *gen::element(DMode::none, DMode::per_head_dim);
+    if (spec.takes_flag("z")) p.z = *gen::arbitrary<bool>();
+    if (spec.takes_flag("init") && o.initial_states) p.init = *gen::arbitrary<bool>();
+    if (spec.takes_flag("causal")) p.causal = *gen::arbitrary<bool>();
+    if (spec.takes_flag("tie")) p.tie = *gen::arbitrary<bool>();
+    if (spec.takes_flag("sbi") && *gen::arbitrary<bool>()) {
+      p.sbi = true;
+      p.slots = p.b + *gen::inRange<std::int64_t>(0, 4);
+    }
+    if (spec.takes_flag("seq") && o.seq_idx) {
+      const int kind = *gen::inRange(0, 4);  // none, random, explicit runs (twice as likely)
+      if (kind == 1) p.seq.kind = SeqSpec::Kind::random;
+      if (kind >= 2) p.seq = *gen_seq_runs(p.s, std::max<std::int64_t>(p.q, 1), o.padding);
+    }
+    if (o.mixed_dtypes && *gen::inRange(0, 3) == 0) {
+      // Override one present float input's dtype.
+      std::vector<std::string> roles;
+      for (const auto& role : spec.inputs)
+        if (role.overridable && (!role.present || role.present(p))) roles.push_back(role.name);
+      if (!roles.empty()) p.dtypes[*gen::elementOf(roles)] = pick_dtype();
+    }
+    if (spec.takes_flag("out") && *gen::inRange(0, 3) == 0) p.dtypes["out"] = pick_dtype();
+    p.seed = *gen::inRange<std::uint64_t>(0, 1u << 20);
+    // The generator builds only valid cases; an invalid one is a bug here, not a finding.
+    if (auto why = invalid_reason(p)) throw std::logic_error("gen_problem built an invalid case: " + *why);
+    return p;
+  }));
+}
+
+void showValue(const Problem& p, std::ostream& os) { os << to_string(p); }
+void showValue(Op op, std::ostream& os) { os << op_name(op); }
+
+}  // namespace ssd

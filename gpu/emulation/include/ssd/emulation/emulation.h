@@ -1,0 +1,58 @@
+// An fp32 emulation of the kernels: the contract's math evaluated in IEEE fp32 arithmetic with
+// fp32 accumulation, rounding to low precision exactly at the contract's rounding points
+// (docs/contract.md, "rounding points") and storing every output in its contract dtype. It is an
+// honest kernel, used to calibrate the tolerance rule; planted flaws turn it into the mutants
+// that the rule must catch.
+#pragma once
+#include <cstdint>
+#include <string_view>
+
+#include "ssd/reference/op_spec.h"
+
+namespace ssd {
+
+// Summation order of every reduction (dot products, cumsums, sums over chunk tokens).
+enum class SumOrder {
+  sequential,  // left to right, as a simple kernel loop does
+  blocked,     // blocks of 8 summed left to right, then the block sums pairwise (tree)
+};
+
+// Planted bugs, each a single mistake a real SSD kernel has made or could make. `none` is honest.
+enum class Flaw {
+  none,
+  all_bf16,               // every intermediate rounded to bf16 (as if the kernel computed in bf16)
+  no_softplus,            // dt_softplus ignored
+  bias_after_softplus,    // dt_bias added after softplus instead of before
+  no_dt_clamp,            // dt_limit clamp skipped (negative dt survives)
+  diagonal_dropped,       // within-chunk causal sum over k < i instead of k <= i (L's diagonal 0)
+  superdiagonal_added,    // within-chunk causal sum over k <= i + 1 (L's first superdiagonal nonzero)
+  b_c_swapped,            // C and B exchanged in the coupling / Gram products
+  decay_from_chunk_start, // token -> chunk-end decay taken from dA[0] instead of dA[Q-1]
+  seq_boundary_late,      // seq_idx compared one token late (s[t-1] instead of s[t])
+  initial_states_ignored, // initial_states treated as zero
+  states_rounded_bf16,    // f32 states/final states rounded to bf16 before storing
+  last_element_unwritten, // the last element of the first output is never written (stays 0)
+  group_index_modulo,     // head h reads group h % G instead of h / (H/G)
+  padding_row_updates,    // recurrent: a padding row of state_batch_indices still updates slot 0
+};
+
+std::string_view flaw_name(Flaw f);
+Flaw parse_flaw(std::string_view name);  // throws ArgumentError('flaw')
+inline constexpr Flaw kAllFlaws[] = {
+    Flaw::all_bf16,          Flaw::no_softplus,           Flaw::bias_after_softplus,   Flaw::no_dt_clamp,
+    Flaw::diagonal_dropped,  Flaw::superdiagonal_added,   Flaw::b_c_swapped,           Flaw::decay_from_chunk_start,
+    Flaw::seq_boundary_late, Flaw::initial_states_ignored, Flaw::states_rounded_bf16,   Flaw::last_element_unwritten,
+    Flaw::group_index_modulo, Flaw::padding_row_updates};
+
+struct EmulationOptions {
+  SumOrder order = SumOrder::sequential;
+  Flaw flaw = Flaw::none;
+};
+
+// Runs one op of the problem on the given inputs. Returns outputs named as the oracle's, each a
+// Tensor in the output's contract dtype (OpSpec::outputs[i].dtype(problem)), values as doubles.
+// Optional outputs absent from the problem are not returned. Arguments are validated like the
+// oracle's (ArgumentError naming the argument).
+Outputs emulate(const Problem& problem, const InputSet& inputs, const EmulationOptions& options = {});
+
+}  // namespace ssd

@@ -1,0 +1,39 @@
+// Names of the planted flaws of the fp32 emulation.
+#include <string>
+
+#include "ssd/emulation/emulation.h"
+#include "ssd/reference/errors.h"
+
+namespace ssd {
+
+std::string_view flaw_name(Flaw f) {
+  switch (f) {
+    case Flaw::none: return "none";
+    case Flaw::all_bf16: return "all_bf16";
+    case Flaw::no_softplus: return "no_softplus";
+    case Flaw::bias_after_softplus: return "bias_after_softplus";
+    case Flaw::no_dt_clamp: return "no_dt_clamp";
+    case Flaw::diagonal_dropped: return "diagonal_dropped";
+    case Flaw::superdiagonal_added: return "superdiagonal_added";
+    case Flaw::b_c_swapped: return "b_c_swapped";
+    case Flaw::decay_from_chunk_start: return "decay_from_chunk_start";
+    case Flaw::seq_boundary_late: return "seq_boundary_late";
+    case Flaw::initial_states_ignored: return "initial_states_ignored";
+    case Flaw::states_rounded_bf16: return "states_rounded_bf16";
+    case Flaw::last_element_unwritten: return "last_element_unwritten";
+    case Flaw::group_index_modulo: return "group_index_modulo";
+    case Flaw::padding_row_updates: return "padding_row_updates";
+  }
+  return "unknown";
+}
+
+Flaw parse_flaw(std::string_view name) {
+  if (name == flaw_name(Flaw::none)) return Flaw::none;
+  for (Flaw f : kAllFlaws)
+    if (name == flaw_name(f)) return f;
+  std::string known = "none";
+  for (Flaw f : kAllFlaws) known += ", " + std::string(flaw_name(f));
+  throw ArgumentError("flaw", "unknown flaw '" + std::string(name) + "' (known: " + known + ")");
+}
+
+}  // namespace ssd

@@ -1,0 +1,135 @@
+// The float64 oracle of the eight SSD ops, in two independent forms (docs/contract.md):
+//  - the chunked form (*_chunked): the kernels' algorithm, chunk by chunk, with Eigen matrix
+//    products and OpenMP over independent (batch, chunk, head) work;
+//  - the sequential form (*_sequential): the plain per-token recurrence of the contract for
+//    Mamba2Fwd and its stages, and direct unfused loops where an op is not a recurrence.
+// Both evaluate the exact math in float64 on the already-rounded inputs, check every argument
+// (throwing ArgumentError that names it) and return float64 outputs named as in the contract.
+// Optional inputs are nullptr when absent. Nothing is written when an argument is rejected.
+#pragma once
+#include <cstdint>
+#include <limits>
+
+#include "ssd/reference/outputs.h"
+#include "ssd/reference/tensor.h"
+
+namespace ssd {
+
+// Clamp applied to the processed dt after softplus; the contract's default is (0, +inf).
+struct DtLimit {
+  double lo = 0.0;
+  double hi = std::numeric_limits<double>::infinity();
+  bool operator==(const DtLimit&) const = default;
+};
+
+// Mamba2Fwd (mamba_chunk_scan_combined). Outputs: "out" [Bt,S,H,P], "final_states" [Bt,H,P,N].
+struct Mamba2Args {
+  const Tensor* x = nullptr;        // [Bt,S,H,P]
+  const Tensor* dt = nullptr;       // [Bt,S,H] raw
+  const Tensor* A = nullptr;        // [H]
+  const Tensor* B = nullptr;        // [Bt,S,G,N]
+  const Tensor* C = nullptr;        // [Bt,S,G,N]
+  std::int64_t chunk_size = 0;      // Q >= 1
+  const Tensor* D = nullptr;        // [H] or [H,P], optional
+  const Tensor* z = nullptr;        // [Bt,S,H,P], optional
+  const Tensor* dt_bias = nullptr;  // [H], optional
+  const Tensor* initial_states = nullptr;  // [Bt,H,P,N], optional
+  const Tensor* seq_idx = nullptr;  // [Bt,S] i32, optional
+  bool dt_softplus = false;
+  DtLimit dt_limit;
+};
+Outputs mamba2_chunked(const Mamba2Args& args);
+Outputs mamba2_sequential(const Mamba2Args& args);
+
+// SSDChunkCumsumFwd. Outputs: "dA_cumsum", "dt_out", both [Bt,H,NC,Q].
+struct ChunkCumsumArgs {
+  const Tensor* dt = nullptr;       // [Bt,S,H] raw
+  const Tensor* A = nullptr;        // [H]
+  std::int64_t chunk_size = 0;
+  const Tensor* dt_bias = nullptr;  // [H], optional
+  bool dt_softplus = false;
+  DtLimit dt_limit;
+};
+Outputs chunk_cumsum_chunked(const ChunkCumsumArgs& args);
+Outputs chunk_cumsum_sequential(const ChunkCumsumArgs& args);
+
+// SSDChunkCouplingFwd (_bmm_chunk_fwd(C, B)). Output: "CB" [Bt,NC,G,Q,Q].
+struct ChunkCouplingArgs {
+  const Tensor* C = nullptr;        // [Bt,S,G,N] (the kernel's `a`)
+  const Tensor* B = nullptr;        // [Bt,S,G,N] (the kernel's `b`)
+  std::int64_t chunk_size = 0;
+  const Tensor* seq_idx = nullptr;  // [Bt,S] i32, optional
+  bool causal = false;              // entries above the diagonal are then undefined
+};
+Outputs chunk_coupling_chunked(const ChunkCouplingArgs& args);
+Outputs chunk_coupling_sequential(const ChunkCouplingArgs& args);
+
+// SSDChunkStateFwd (_chunk_state_fwd). Output: "states" [Bt,NC,H,P,N].
+struct ChunkStateArgs {
+  const Tensor* B = nullptr;          // [Bt,S,G,N]
+  const Tensor* x = nullptr;          // [Bt,S,H,P]
+  const Tensor* dt = nullptr;         // [Bt,H,NC,Q] processed dt
+  const Tensor* dA_cumsum = nullptr;  // [Bt,H,NC,Q]
+  const Tensor* seq_idx = nullptr;    // [Bt,S] i32, optional
+};
+Outputs chunk_state_chunked(const ChunkStateArgs& args);
+Outputs chunk_state_sequential(const ChunkStateArgs& args);
+
+// SSDStatePassingFwd. Outputs: "out" [Bt,NC,H,D] (state entering each chunk), "final_states" [Bt,H,D].
+struct StatePassingArgs {
+  const Tensor* states = nullptr;           // [Bt,NC,H,D]
+  const Tensor* dA_chunk_cumsum = nullptr;  // [Bt,H,NC] per-chunk totals
+  const Tensor* initial_states = nullptr;   // [Bt,H,D], optional
+  const Tensor* seq_idx = nullptr;          // [Bt,S] i32, optional; needs chunk_size
+  std::int64_t chunk_size = 0;              // required with seq_idx, ignored otherwise
+};
+Outputs state_passing_chunked(const StatePassingArgs& args);
+Outputs state_passing_sequential(const StatePassingArgs& args);
+
+// SSDChunkScanFwd. Outputs: "out" [Bt,S,H,P]; "out_x" (same shape) only when z is given.
+struct ChunkScanArgs {
+  const Tensor* cb = nullptr;         // [Bt,NC,G,Q,Q], taken as given (not masked here)
+  const Tensor* x = nullptr;          // [Bt,S,H,P]
+  const Tensor* dt = nullptr;         // [Bt,H,NC,Q]
+  const Tensor* dA_cumsum = nullptr;  // [Bt,H,NC,Q]
+  const Tensor* C = nullptr;          // [Bt,S,G,N]
+  const Tensor* states = nullptr;     // [Bt,NC,H,P,N] entering states
+  const Tensor* D = nullptr;          // [H] or [H,P], optional
+  const Tensor* z = nullptr;          // [Bt,S,H,P], optional
+  const Tensor* seq_idx = nullptr;    // [Bt,S] i32, optional (masks the carried-in term only)
+};
+Outputs chunk_scan_chunked(const ChunkScanArgs& args);
+Outputs chunk_scan_sequential(const ChunkScanArgs& args);
+
+// SSDRecurrentFwd (selective_state_update, one decode step). Outputs: "out" [Bt,H,P] and
+// "state" [Bs,H,P,N]: the whole state tensor after the step, unrounded (rows not selected by
+// state_batch_indices, and rows of padding entries, are the input values).
+struct RecurrentArgs {
+  const Tensor* state = nullptr;    // [Bs,H,P,N]
+  const Tensor* x = nullptr;        // [Bt,H,P]
+  const Tensor* dt = nullptr;       // [Bt,H,P] raw
+  const Tensor* A = nullptr;        // [H,P,N]
+  const Tensor* B = nullptr;        // [Bt,G,N]
+  const Tensor* C = nullptr;        // [Bt,G,N]
+  const Tensor* D = nullptr;        // [H,P], optional
+  const Tensor* z = nullptr;        // [Bt,H,P], optional
+  const Tensor* dt_bias = nullptr;  // [H,P], optional
+  const Tensor* state_batch_indices = nullptr;  // [Bt] i32, optional; negative = padding row
+  bool dt_softplus = false;
+};
+Outputs recurrent_chunked(const RecurrentArgs& args);
+Outputs recurrent_sequential(const RecurrentArgs& args);
+
+// MambaDiscretizeSegsum (SOL-ExecBench L2/044). Outputs: "L" [b,h,c,Q,Q], "G" [b,c,Q,Q,h],
+// "M" [b,c,Q,Q,h], "A_cumsum" [b,h,c,Q], "decay_states" [b,h,c,Q].
+struct DiscretizeSegsumArgs {
+  const Tensor* hidden_states = nullptr;  // [b,c,Q,h,p], shape only
+  const Tensor* dt = nullptr;             // [b,c,Q,h]
+  const Tensor* A_log = nullptr;          // [h]
+  const Tensor* B = nullptr;              // [b,c,Q,g,n]
+  const Tensor* C = nullptr;              // [b,c,Q,g,n]
+};
+Outputs discretize_segsum_chunked(const DiscretizeSegsumArgs& args);
+Outputs discretize_segsum_sequential(const DiscretizeSegsumArgs& args);
+
+}  // namespace ssd

@@ -1,0 +1,62 @@
+// Judging a kernel's outputs against the oracle under the per-element bounds: the verdict,
+// the utilization r = |y - y*| / bound per element (max and histogram per output), the worst
+// elements, exact-structure checks, and the repro line.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ssd/reference/tolerance.h"
+
+namespace ssd {
+
+enum class Verdict { passed, failed, mistrusted, skipped, invalid };
+std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ...
+
+// Utilization histogram edges: [0, 1/64), [1/64, 1/32), ..., [1/2, 1), [1, 2), [2, inf) and exact
+// mismatches counted apart. Bin i < 7 holds r in [2^(i-7), 2^(i-6)) (bin 0 from 0).
+inline constexpr int kHistogramBins = 9;
+int histogram_bin(double r);
+std::string histogram_label(int bin);
+
+struct ElementReport {
+  std::int64_t flat = 0;
+  std::string index;  // "[b,t,h,p]" coordinates
+  double got = 0, expected = 0, bound = 0, r = 0;
+  std::string why;    // "over bound", "exact value expected", "not finite"
+};
+
+struct OutputJudgement {
+  std::string name;
+  std::int64_t compared = 0;        // defined elements
+  std::int64_t over_bound = 0;      // r > 1
+  std::int64_t exact_mismatches = 0;
+  std::int64_t not_finite = 0;      // NaN/Inf where the oracle is finite
+  double max_r = 0.0;               // over non-exact elements
+  std::array<std::int64_t, kHistogramBins> histogram{};
+  std::vector<ElementReport> worst;  // largest r first (exact and non-finite failures first)
+  bool failed() const { return over_bound > 0 || exact_mismatches > 0 || not_finite > 0; }
+};
+
+struct CaseJudgement {
+  Verdict verdict = Verdict::passed;
+  std::string problem;  // the problem string (the repro)
+  std::string message;  // why (MISTRUSTED, SKIPPED, INVALID), empty otherwise
+  std::vector<OutputJudgement> outputs;
+  double max_r() const;
+  std::string repro() const { return "repro: " + problem; }
+};
+
+// Compares `got` (each output a Tensor in its storage dtype, values as doubles) with the oracle.
+// MISTRUSTED when the oracle output is degenerate (all defined elements zero) so a pass would
+// prove nothing; a missing or mis-shaped output is FAILED.
+CaseJudgement judge(const Problem& problem, const Outputs& oracle, const Bounds& bounds, const Outputs& got,
+                    int worst_count = 5);
+
+// One line "PASSED  max r 0.12 (out 0.12, final_states 0.03)  <problem>"; for FAILED also the worst
+// elements of each failing output and the repro line.
+std::string describe(const CaseJudgement& j);
+
+}  // namespace ssd
