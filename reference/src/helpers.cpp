@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "check.h"
 #include "ssd/reference/errors.h"
 
 namespace ssd {
@@ -42,31 +43,7 @@ Eigen::VectorXd decay_states(const Eigen::Ref<const Eigen::VectorXd>& cumsum) {
 }
 
 void check_seq_idx(const char* op, const Tensor& seq_idx, std::int64_t batch, std::int64_t seqlen) {
-  if (seq_idx.dtype() != DType::i32)
-    throw ArgumentError(op, "seq_idx", "dtype " + std::string(dtype_name(seq_idx.dtype())) + ", expected i32");
-  if (seq_idx.shape() != Shape{batch, seqlen})
-    throw ArgumentError(op, "seq_idx", "shape " + shape_string(seq_idx.shape()) + ", expected " +
-                                           shape_string({batch, seqlen}));
-  for (std::int64_t b = 0; b < batch; ++b) {
-    bool in_padding = false;
-    double previous = 0.0;
-    for (std::int64_t t = 0; t < seqlen; ++t) {
-      const double id = seq_idx[b * seqlen + t];
-      const std::string where = "row " + std::to_string(b) + ", token " + std::to_string(t);
-      if (id < 0) {
-        in_padding = true;
-      } else if (in_padding) {
-        throw ArgumentError(op, "seq_idx", "non-negative id after padding at " + where +
-                                               " (padding ids must form the tail of a row)");
-      } else if (t > 0 && id < previous) {
-        throw ArgumentError(op, "seq_idx", "ids decrease at " + where + " (" +
-                                               std::to_string(static_cast<long long>(previous)) + " -> " +
-                                               std::to_string(static_cast<long long>(id)) +
-                                               "); seq_idx must be non-decreasing");
-      }
-      previous = id;
-    }
-  }
+  Check{op}.seq_idx(seq_idx, batch, seqlen);
 }
 
 std::vector<std::uint8_t> token_defined_mask(const Tensor* seq_idx, std::int64_t inner) {
