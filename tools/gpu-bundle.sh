@@ -8,14 +8,14 @@ cd "$(dirname "$0")/.."
 bundle=${1:-bundle}
 
 bash tools/dev.sh build >/dev/null
-[ -f build/gpu/libssd_gpu.so ] || { echo "gpu-bundle: no nvcc found, the CUDA kernels were not built" >&2; exit 1; }
+[ -f build/kernels/libssd-kernels-cuda.so ] || { echo "gpu-bundle: no nvcc found, the CUDA kernels were not built" >&2; exit 1; }
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/gpu/libssd_gpu.so "$bundle/"
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/kernels/libssd-kernels-cuda.so "$bundle/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
-for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd_gpu.so"; do
+for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd-kernels-cuda.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*|ld-linux*) ;;
@@ -28,21 +28,21 @@ cat > "$bundle/run.sh" <<'RUN'
 # Runs the GPU tests from this folder: bash run.sh [gtest arguments]; logs go to ${OUT:-.}.
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
-exec "$here/ssd_gpu_tests" --library "$here/libssd_gpu.so" --manifest "$here/manifest.txt" "$@"
+exec "$here/ssd_gpu_tests" --library "$here/libssd-kernels-cuda.so" --manifest "$here/manifest.txt" "$@"
 RUN
 cat > "$bundle/fuzz.sh" <<'RUN'
 #!/usr/bin/env bash
 # Fuzzes the bundled CUDA kernels: bash fuzz.sh [ssd-fuzz options], e.g. --time 600 --shard 0/4.
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
-exec "$here/ssd-fuzz" --kernels "$here/libssd_gpu.so" "$@"
+exec "$here/ssd-fuzz" --kernels "$here/libssd-kernels-cuda.so" "$@"
 RUN
 cat > "$bundle/bench.sh" <<'RUN'
 #!/usr/bin/env bash
 # Times the bundled CUDA kernels on the workloads: bash bench.sh [ssd-bench options].
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
-exec "$here/ssd-bench" --kernels "$here/libssd_gpu.so" "$@"
+exec "$here/ssd-bench" --kernels "$here/libssd-kernels-cuda.so" "$@"
 RUN
 chmod +x "$bundle/run.sh" "$bundle/fuzz.sh" "$bundle/bench.sh"
 echo "bundle ready: $(du -sh "$bundle" | cut -f1) in $bundle/"

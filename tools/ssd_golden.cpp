@@ -14,8 +14,9 @@
 #include <vector>
 
 #include "ssd/golden/case_file.h"
+#include "ssd/golden/verify.h"
 #include "ssd/reference/errors.h"
-#include "ssd/reference/verdict.h"
+#include "ssd/reference/truth.h"
 
 namespace {
 
@@ -29,56 +30,6 @@ void error_line(const std::string& message) {
   std::string line = message;
   std::replace(line.begin(), line.end(), '\n', ' ');  // one line, always
   std::fprintf(stderr, "ssd-golden: %s\n", line.c_str());
-}
-
-// "[b,t,h,p]" of a flat row-major index.
-std::string index_string(const ssd::Shape& shape, std::int64_t flat) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t axis = shape.size(); axis-- > 0;) {
-    index[axis] = flat % shape[axis];
-    flat /= shape[axis];
-  }
-  std::string text = "[";
-  for (std::size_t i = 0; i < index.size(); ++i) text += (i ? "," : "") + std::to_string(index[i]);
-  return text + "]";
-}
-
-std::string number(double v) {
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
-}
-
-// Bit-for-bit comparison (so -0 differs from +0); the first difference, or "" when identical.
-std::string tensor_difference(const ssd::Tensor& got, const ssd::Tensor& want) {
-  if (got.dtype() != want.dtype())
-    return "dtype " + std::string(ssd::dtype_name(got.dtype())) + " instead of " + std::string(ssd::dtype_name(want.dtype()));
-  if (got.shape() != want.shape()) return "shape " + ssd::shape_string(got.shape()) + " instead of " + ssd::shape_string(want.shape());
-  for (std::int64_t i = 0; i < got.numel(); ++i)
-    if (std::bit_cast<std::uint64_t>(got[i]) != std::bit_cast<std::uint64_t>(want[i]))
-      return "differs at " + index_string(got.shape(), i) + ": stored " + number(got[i]) + ", recomputed " + number(want[i]);
-  return "";
-}
-
-std::string mask_difference(const ssd::Shape& shape, std::int64_t numel, const std::vector<std::uint8_t>& got,
-                            const std::vector<std::uint8_t>& want, bool absent_means) {
-  auto at = [absent_means](const std::vector<std::uint8_t>& m, std::int64_t i) {
-    return m.empty() ? absent_means : m[static_cast<std::size_t>(i)] != 0;
-  };
-  for (std::int64_t i = 0; i < numel; ++i)
-    if (at(got, i) != at(want, i)) return "mask differs at " + index_string(shape, i);
-  return "";
-}
-
-// The stored inputs are exactly make_inputs(problem): the file is the case its problem names.
-void require_generated_inputs(const ssd::CaseFile& c) {
-  const ssd::InputSet fresh = ssd::make_inputs(c.problem);
-  for (const auto& [name, tensor] : fresh.all()) {
-    const ssd::Tensor* stored = c.inputs.find(name);
-    if (stored == nullptr) throw std::runtime_error("missing /inputs/" + name);
-    if (std::string why = tensor_difference(*stored, tensor); !why.empty())
-      throw std::runtime_error("/inputs/" + name + " is not make_inputs(problem): " + why);
-  }
 }
 
 bool matches(const std::string& pattern, const ssd::ManifestEntry& e) {
@@ -114,21 +65,6 @@ class Progress {
   std::size_t total_, done_ = 0;
   bool tty_;
 };
-
-// *.h5 files of the data directory that the manifest does not list, and leftover temporaries.
-std::vector<std::string> unlisted_files(const fs::path& data, const std::vector<ssd::ManifestEntry>& entries) {
-  std::set<std::string> listed;
-  for (const auto& e : entries) listed.insert(e.file_name);
-  std::vector<std::string> extra;
-  for (const auto& item : fs::directory_iterator(data)) {
-    const std::string name = item.path().filename().string();
-    const bool case_file = item.path().extension() == ".h5";
-    const bool temporary = name.find(".h5.tmp-") != std::string::npos;
-    if ((case_file || temporary) && listed.count(name) == 0) extra.push_back(name);
-  }
-  std::sort(extra.begin(), extra.end());
-  return extra;
-}
 
 int regen(const fs::path& data, const std::string& only, bool check, bool prune) {
   const std::vector<ssd::ManifestEntry> entries = ssd::read_manifest(data / "manifest.txt");
@@ -171,7 +107,7 @@ int regen(const fs::path& data, const std::string& only, bool check, bool prune)
     if (!e.canonical) std::printf("note: manifest line %zu is not canonical; it reads: %s\n", e.line, e.text.c_str());
   std::size_t pruned = 0;
   if (only.empty()) {
-    for (const std::string& name : unlisted_files(data, entries)) {
+    for (const std::string& name : ssd::unlisted_case_files(data, entries)) {
       if (prune && !check) {
         fs::remove(data / name);
         ++pruned;
@@ -196,35 +132,6 @@ int regen(const fs::path& data, const std::string& only, bool check, bool prune)
   return kExitOk;
 }
 
-// Everything a golden file claims, recomputed: its problem, versions, inputs, oracle and bounds.
-void verify_case(const ssd::ManifestEntry& e, const ssd::CaseFile& c) {
-  auto fail = [](const std::string& what) { throw std::runtime_error(what); };
-  if (c.kind != ssd::CaseKind::golden) fail("kind " + std::string(ssd::case_kind_name(c.kind)) + ", expected golden");
-  if (ssd::to_string(c.problem) != e.text) fail("holds problem '" + ssd::to_string(c.problem) + "', the manifest lists '" + e.text + "'");
-  const std::pair<const std::string*, std::string_view> versions[] = {{&c.contract_version, ssd::kContractVersion},
-                                                                       {&c.generator_version, ssd::kGeneratorVersion},
-                                                                       {&c.oracle_version, ssd::kOracleVersion}};
-  for (const auto& [stored, current] : versions)
-    if (*stored != current) fail("written under version " + *stored + ", this build is " + std::string(current) + " (run ssd-golden regen)");
-  require_generated_inputs(c);
-  const ssd::Outputs oracle = ssd::op_spec(c.problem.op).chunked(c.problem, c.inputs);
-  for (const ssd::Output& o : oracle.all()) {
-    const ssd::Output& stored = c.oracle.get(o.name);
-    std::string why = tensor_difference(stored.value, o.value);
-    if (why.empty()) why = mask_difference(o.value.shape(), o.value.numel(), stored.defined, o.defined, true);
-    if (!why.empty()) fail("/oracle/" + o.name + " " + why);
-  }
-  const ssd::Bounds bounds = ssd::compute_bounds(c.problem, c.inputs, oracle);
-  for (const ssd::OutputBound& b : bounds.all()) {
-    const ssd::OutputBound& stored = c.bounds.get(b.name);
-    std::string why = tensor_difference(stored.bound, b.bound);
-    if (why.empty()) why = mask_difference(b.bound.shape(), b.bound.numel(), stored.exact, b.exact, false);
-    if (why.empty() && stored.reduction_length != b.reduction_length)
-      why = "reduction_length " + std::to_string(stored.reduction_length) + " instead of " + std::to_string(b.reduction_length);
-    if (!why.empty()) fail("/bounds/" + b.name + " " + why);
-  }
-}
-
 int verify(const fs::path& data) {
   ssd::pin_eigen_cache_sizes();
   const std::vector<ssd::ManifestEntry> entries = ssd::read_manifest(data / "manifest.txt");
@@ -236,7 +143,7 @@ int verify(const fs::path& data) {
       if (!fs::exists(path, ec)) throw ssd::ArgumentError(path.string(), "missing (manifest line " + std::to_string(e.line) + ": " + e.text + ")");
       const ssd::CaseFile c = ssd::read_case(path);
       try {
-        verify_case(e, c);
+        ssd::verify_golden_case(c, e.text);
       } catch (const std::exception& x) {
         throw ssd::ArgumentError(path.string(), x.what());
       }
@@ -247,7 +154,7 @@ int verify(const fs::path& data) {
       error_line(x.what());
     }
   }
-  for (const std::string& name : unlisted_files(data, entries)) {
+  for (const std::string& name : ssd::unlisted_case_files(data, entries)) {
     ++failures;
     error_line((data / name).string() + ": not in the manifest (remove it, or list its problem)");
   }
@@ -295,7 +202,7 @@ int check(const std::vector<std::string>& files, int worst) {
       try {
         if (c.kind != ssd::CaseKind::results)
           throw std::runtime_error("kind " + std::string(ssd::case_kind_name(c.kind)) + ", expected results");
-        require_generated_inputs(c);
+        ssd::require_generated_inputs(c);
       } catch (const std::exception& x) {
         throw ssd::ArgumentError(file, x.what());
       }
@@ -303,9 +210,7 @@ int check(const std::vector<std::string>& files, int worst) {
         std::printf("note: %s was exported under %s / %s; this build is %s / %s\n", file.c_str(),
                     c.contract_version.c_str(), c.generator_version.c_str(), std::string(ssd::kContractVersion).c_str(),
                     std::string(ssd::kGeneratorVersion).c_str());
-      const ssd::Outputs oracle = ssd::op_spec(c.problem.op).chunked(c.problem, c.inputs);
-      const ssd::Bounds bounds = ssd::compute_bounds(c.problem, c.inputs, oracle);
-      j = ssd::judge(c.problem, oracle, bounds, c.outputs, worst);
+      j = ssd::judge_against_oracle(c.problem, c.inputs, c.outputs, worst);
     } catch (const std::exception& x) {
       ++unreadable;
       error_line(x.what());

@@ -4,6 +4,7 @@
 
 #include "ssd/golden/case_file.h"
 #include "ssd/reference/errors.h"
+#include "ssd/reference/truth.h"
 
 namespace ssd {
 
@@ -38,8 +39,9 @@ CaseFile make_golden_case(const Problem& problem) {
   c.kind = CaseKind::golden;
   c.problem = problem;
   c.inputs = make_inputs(problem);
-  c.oracle = op_spec(problem.op).chunked(problem, c.inputs);
-  c.bounds = compute_bounds(problem, c.inputs, c.oracle);
+  Truth truth = compute_truth(problem, c.inputs);
+  c.oracle = std::move(truth.oracle);
+  c.bounds = std::move(truth.bounds);
   return c;
 }
 

@@ -69,4 +69,15 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+std::string index_string(const Shape& shape, std::int64_t flat) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t axis = shape.size(); axis-- > 0;) {
+    index[axis] = shape[axis] > 0 ? flat % shape[axis] : 0;
+    flat = shape[axis] > 0 ? flat / shape[axis] : 0;
+  }
+  std::string text = "[";
+  for (std::size_t i = 0; i < index.size(); ++i) text += (i ? "," : "") + std::to_string(index[i]);
+  return text + "]";
+}
+
 }  // namespace ssd

@@ -9,21 +9,6 @@
 namespace ssd {
 namespace {
 
-std::string coordinates(const Shape& shape, std::int64_t flat) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t axis = shape.size(); axis-- > 0;) {
-    index[axis] = flat % shape[axis];
-    flat /= shape[axis];
-  }
-  std::string s = "[";
-  for (std::size_t i = 0; i < index.size(); ++i) {
-    if (i) s.push_back(',');
-    s.append(std::to_string(index[i]));
-  }
-  s.push_back(']');
-  return s;
-}
-
 // Worst elements first: exact and non-finite failures, then by r.
 void keep_worst(std::vector<ElementReport>& worst, ElementReport e, int count) {
   auto rank = [](const ElementReport& x) { return x.why == "over bound" || x.why.empty() ? x.r : 1e300; };
@@ -73,7 +58,7 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
     }
     if (!e.why.empty() || (worst_count > 0 && e.r > 0 && (j.worst.size() < static_cast<std::size_t>(worst_count) ||
                                                           e.r > j.worst.back().r))) {
-      e.index = coordinates(want.value.shape(), i);
+      e.index = index_string(want.value.shape(), i);
       keep_worst(j.worst, std::move(e), worst_count);
     }
   }

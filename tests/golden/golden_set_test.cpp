@@ -2,8 +2,10 @@
 // covers every op, dtype, option and value regime of the contract within the size budget.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
+#include "ssd/golden/verify.h"
 #include "support.h"
 
 namespace {
@@ -21,6 +23,40 @@ TEST(GoldenSet, VerifyPasses) {
   const ToolRun run = run_tool({"verify", "--data", SSD_GOLDEN_DATA});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_EQ(run.err, "");
+}
+
+// The library's verification, called directly: a committed case verifies, and one changed bound
+// element, a changed input or a manifest line naming another problem is reported.
+TEST(GoldenSet, VerificationFromTheLibraryCatchesEachKindOfChange) {
+  const auto entries = ssd::read_manifest(fs::path(SSD_GOLDEN_DATA) / "manifest.txt");
+  ASSERT_FALSE(entries.empty());
+  const ssd::ManifestEntry& e = entries.front();
+  const ssd::CaseFile original = ssd::read_case(fs::path(SSD_GOLDEN_DATA) / e.file_name);
+  EXPECT_NO_THROW(ssd::verify_golden_case(original, e.text));
+
+  auto rejection = [&](const ssd::CaseFile& c, std::string_view listed) {
+    try {
+      ssd::verify_golden_case(c, listed);
+    } catch (const std::runtime_error& x) {
+      return std::string(x.what());
+    }
+    return std::string("(accepted)");
+  };
+  ssd::CaseFile bound_changed = original;
+  ssd::OutputBound& b = bound_changed.bounds.get(bound_changed.bounds.all().front().name);
+  b.bound.data()[0] = std::nextafter(b.bound[0], 1e300);
+  EXPECT_NE(rejection(bound_changed, e.text).find("/bounds/" + b.name + " differs at " + ssd::index_string(b.bound.shape(), 0)),
+            std::string::npos) << rejection(bound_changed, e.text);
+
+  ssd::CaseFile input_changed = original;
+  const std::string input = input_changed.inputs.all().begin()->first;
+  ssd::Tensor t = input_changed.inputs.at(input);
+  t.data()[0] = t[0] == 1.0 ? 2.0 : 1.0;
+  input_changed.inputs.put(input, t);
+  EXPECT_NE(rejection(input_changed, e.text).find("/inputs/" + input + " is not make_inputs(problem)"), std::string::npos)
+      << rejection(input_changed, e.text);
+
+  EXPECT_NE(rejection(original, entries.back().text).find("the manifest lists"), std::string::npos);
 }
 
 TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {

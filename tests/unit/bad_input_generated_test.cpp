@@ -199,8 +199,8 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, GeneratedBadInput, testing::ValuesIn(all_cases()), [](const auto& info) {
-  return std::string(ssd::op_name(info.param.op)) + (info.param.sequential ? "_sequential" : "_chunked");
+INSTANTIATE_TEST_SUITE_P(AllOps, GeneratedBadInput, testing::ValuesIn(all_cases()), [](const auto& test) {
+  return std::string(ssd::op_name(test.param.op)) + (test.param.sequential ? "_sequential" : "_chunked");
 });
 
 }  // namespace

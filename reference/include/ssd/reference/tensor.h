@@ -12,6 +12,8 @@ namespace ssd {
 
 using Shape = std::vector<std::int64_t>;
 std::string shape_string(const Shape& shape);  // "[2,10,4,8]"
+// The coordinates of a flat row-major index, e.g. "[1,0,3,2]": how every report names an element.
+std::string index_string(const Shape& shape, std::int64_t flat);
 std::int64_t element_count(const Shape& shape);
 
 class Tensor {
