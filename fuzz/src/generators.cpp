@@ -93,7 +93,7 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     if (spec.takes_dim('d')) p.d = *gen::inRange<std::int64_t>(1, lim.flat + 1);
     if (spec.takes_dim('q')) p.q = *gen::inRange<std::int64_t>(1, lim.chunk + 1);
     if (spec.takes_dim('s')) {
-      p.s = op == Op::discretize_segsum ? p.q * *gen::inRange<std::int64_t>(1, lim.chunks + 1)
+      p.s = spec.whole_chunks ? p.q * *gen::inRange<std::int64_t>(1, lim.chunks + 1)
                                         : pick_seqlen(p.q, lim.seqlen);
     }
     if (spec.takes_flag("dt_bias")) p.dt_bias = *gen::arbitrary<bool>();

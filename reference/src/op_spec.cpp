@@ -72,6 +72,7 @@ std::optional<std::string> invalid_reason(const Problem& p) {
     if (spec.takes_dim(dim) && value <= 0) return std::string("size ") + dim + " must be positive, got " + std::to_string(value);
   if (spec.takes_dim('g') && spec.takes_dim('h') && p.h % p.g != 0)
     return "H % G != 0 (H = " + std::to_string(p.h) + ", G = " + std::to_string(p.g) + ")";
+  if (spec.whole_chunks && p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
   if (p.dt_limit && !(p.dt_limit->lo <= p.dt_limit->hi)) return "dt_limit needs lo <= hi";
   if (p.seq.kind == SeqSpec::Kind::runs) {
     std::int64_t total = 0;

@@ -13,21 +13,6 @@
 namespace ssd {
 namespace {
 
-struct OpNames {
-  Op op;
-  std::string_view name, benchmark;
-};
-constexpr OpNames kOpNames[] = {
-    {Op::mamba2, "mamba2", "Mamba2Fwd"},
-    {Op::chunk_cumsum, "chunk_cumsum", "SSDChunkCumsumFwd"},
-    {Op::chunk_coupling, "chunk_coupling", "SSDChunkCouplingFwd"},
-    {Op::chunk_state, "chunk_state", "SSDChunkStateFwd"},
-    {Op::state_passing, "state_passing", "SSDStatePassingFwd"},
-    {Op::chunk_scan, "chunk_scan", "SSDChunkScanFwd"},
-    {Op::recurrent, "recurrent", "SSDRecurrentFwd"},
-    {Op::discretize_segsum, "discretize_segsum", "MambaDiscretizeSegsum"},
-};
-
 // Shortest decimal that reads back to the same double; "inf" / "-inf" for infinities.
 std::string format_number(double v) {
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
@@ -115,25 +100,18 @@ SeqSpec parse_seq(std::string_view token, std::string_view value) {
 
 }  // namespace
 
-std::string_view op_name(Op op) {
-  for (const auto& n : kOpNames)
-    if (n.op == op) return n.name;
-  return "?";
-}
+// The names live in the OpSpecs.
+std::string_view op_name(Op op) { return op_spec(op).name; }
 
-std::string_view op_benchmark_name(Op op) {
-  for (const auto& n : kOpNames)
-    if (n.op == op) return n.benchmark;
-  return "?";
-}
+std::string_view op_benchmark_name(Op op) { return op_spec(op).benchmark_name; }
 
 Op parse_op(std::string_view text) {
-  for (const auto& n : kOpNames)
-    if (text == n.name || text == n.benchmark) return n.op;
+  for (Op op : kAllOps)
+    if (text == op_name(op) || text == op_benchmark_name(op)) return op;
   std::string known;
-  for (const auto& n : kOpNames) {
+  for (Op op : kAllOps) {
     if (!known.empty()) known.append(", ");
-    known.append(n.name);
+    known.append(op_name(op));
   }
   throw ArgumentError("op", "unknown op '" + std::string(text) + "' (expected one of " + known +
                                 ", or the benchmark names such as Mamba2Fwd)");

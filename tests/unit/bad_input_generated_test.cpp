@@ -147,8 +147,10 @@ TEST_P(GeneratedBadInput, EachDtypeRuleBroken) {
   }
 }
 
-TEST_P(GeneratedBadInput, EachSeqIdxRuleBroken) {
-  if (spec().input("seq_idx") == nullptr) GTEST_SKIP() << "the op takes no seq_idx";
+// Instantiated for the ops that take seq_idx.
+class GeneratedSeqIdxBadInput : public GeneratedBadInput {};
+
+TEST_P(GeneratedSeqIdxBadInput, EachSeqIdxRuleBroken) {
   int checked = 0;
   for (const Problem& p : spec().smoke()) {
     const InputSet in = ssd::make_inputs(p);
@@ -183,8 +185,10 @@ TEST_P(GeneratedBadInput, EachSizeEmpty) {
   }
 }
 
-TEST_P(GeneratedBadInput, HeadsNotDivisibleByGroups) {
-  if (!spec().takes_dim('g') || !spec().takes_dim('h')) GTEST_SKIP() << "the op has no groups";
+// Instantiated for the ops with heads in groups.
+class GeneratedGroupsBadInput : public GeneratedBadInput {};
+
+TEST_P(GeneratedGroupsBadInput, HeadsNotDivisibleByGroups) {
   Problem p = spec().smoke().front();
   p.g = p.h + 1;
   std::vector<std::string> group_roles;
@@ -192,15 +196,25 @@ TEST_P(GeneratedBadInput, HeadsNotDivisibleByGroups) {
   expect_rejection(form(), p, ssd::make_inputs_unchecked(p), group_roles, "G = H + 1");
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
+// Both forms of every op for which `include` holds.
+std::vector<Case> cases(bool (*include)(const OpSpec&)) {
+  std::vector<Case> list;
   for (Op op : ssd::kAllOps)
-    for (bool sequential : {false, true}) cases.push_back({op, sequential});
-  return cases;
+    if (include(ssd::op_spec(op)))
+      for (bool sequential : {false, true}) list.push_back({op, sequential});
+  return list;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllOps, GeneratedBadInput, testing::ValuesIn(all_cases()), [](const auto& test) {
+std::string case_name(const testing::TestParamInfo<Case>& test) {
   return std::string(ssd::op_name(test.param.op)) + (test.param.sequential ? "_sequential" : "_chunked");
-});
+}
+
+INSTANTIATE_TEST_SUITE_P(AllOps, GeneratedBadInput, testing::ValuesIn(cases([](const OpSpec&) { return true; })),
+                         case_name);
+INSTANTIATE_TEST_SUITE_P(SeqIdxOps, GeneratedSeqIdxBadInput,
+                         testing::ValuesIn(cases([](const OpSpec& s) { return s.input("seq_idx") != nullptr; })), case_name);
+INSTANTIATE_TEST_SUITE_P(GroupedOps, GeneratedGroupsBadInput,
+                         testing::ValuesIn(cases([](const OpSpec& s) { return s.takes_dim('g') && s.takes_dim('h'); })),
+                         case_name);
 
 }  // namespace

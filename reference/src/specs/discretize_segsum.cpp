@@ -22,6 +22,7 @@ OpSpec discretize_segsum() {
   s.op = Op::discretize_segsum;
   s.name = "discretize_segsum";
   s.benchmark_name = "MambaDiscretizeSegsum";
+  s.whole_chunks = true;
   s.dims = {'b', 's', 'q', 'h', 'p', 'g', 'n'};
   s.flags = {};
   s.primary_dtypes = {DType::bf16, DType::f16, DType::f32};
@@ -43,10 +44,6 @@ OpSpec discretize_segsum() {
   auto f32 = [](const Problem&) { return DType::f32; };
   s.outputs = {{"L", bf16, nullptr}, {"G", bf16, nullptr}, {"M", bf16, nullptr},
                {"A_cumsum", f32, nullptr}, {"decay_states", f32, nullptr}};
-  s.invalid_reason = [](const Problem& p) -> std::optional<std::string> {
-    if (p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
-    return std::nullopt;
-  };
   s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q, p.q}; };
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.q, p.h}; };
   s.outputs[2].shape = [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.q, p.h}; };

@@ -83,6 +83,7 @@ struct OpSpec {
   std::string_view name;            // problem-string name, e.g. "chunk_state"
   std::string_view benchmark_name;  // e.g. "SSDChunkStateFwd"
   std::vector<char> dims;           // size letters the op takes, in print order (b s h p g n q d)
+  bool whole_chunks = false;        // S must be a multiple of Q (the op takes whole chunks)
   std::vector<std::string_view> flags;  // dt_bias softplus limit D Dhp z init seq causal sbi tie slots
   std::vector<DType> primary_dtypes;
   std::vector<std::string_view> fills;  // value regimes; the first is the default
