@@ -2,7 +2,9 @@
 #include "ssd/fuzz/campaign.h"
 
 #include <chrono>
+#include <cmath>
 
+#include "ssd/fuzz/shrink.h"
 #include "ssd/golden/case_file.h"
 #include "ssd/reference/errors.h"
 
@@ -73,8 +75,8 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) 
 
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k) {
   if (is_huge_case(options, k) && huge_problem(op, 0)) return campaign_problem(op, options, k);  // not from the generator
-  rc::Shrinkable<Problem> current = generate(op, options, k);
   const auto start = Clock::now();
+  rc::Shrinkable<Problem> current = generate(op, options, k);
   bool progressed = true;
   while (progressed && since(start) < options.shrink_seconds) {
     progressed = false;
@@ -94,63 +96,133 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
       }
     }
   }
-  return current.value();
+  // Then the tokens the generator's tree cannot drop (flags, overrides, seq=rand as runs).
+  return shrink_problem(current.value(), [&](const Problem& p) { return fails(library, p); },
+                        options.shrink_seconds - since(start));
 }
+
+int r_decade(double r) {
+  if (!std::isfinite(r)) return kRDecades - 1;
+  for (int d = 0; d < kRDecades - 2; ++d)
+    if (r < std::pow(10.0, d - 4)) return d;
+  return kRDecades - 2;
+}
+
+std::string r_decade_label(int decade) {
+  static const char* labels[kRDecades] = {"<1e-4", "<1e-3", "<1e-2", "<0.1", "<1", "<10", ">=10", "inf"};
+  return labels[decade];
+}
+
+void OpTally::record(const CaseJudgement& j, double case_seconds) {
+  ++cases;
+  seconds += case_seconds;
+  switch (j.verdict) {
+    case Verdict::passed: ++passed; break;
+    case Verdict::failed: ++failed; break;
+    case Verdict::mistrusted: ++mistrusted; break;
+    case Verdict::skipped: ++skipped; return;
+    case Verdict::invalid: ++invalid; return;
+  }
+  bool any_not_finite = false;
+  for (const auto& o : j.outputs) any_not_finite = any_not_finite || o.not_finite > 0;
+  not_finite += any_not_finite ? 1 : 0;
+  if (!j.outputs.empty()) {
+    max_r = std::max(max_r, j.max_r());
+    ++r_decades[static_cast<std::size_t>(r_decade(j.max_r()))];
+  }
+}
+
+CampaignSummary summarize(const CampaignResult& r) {
+  std::int64_t failed = 0;
+  std::string untested;
+  for (Op op : r.ops) {
+    const auto it = r.tallies.find(op);
+    const OpTally t = it == r.tallies.end() ? OpTally{} : it->second;
+    failed += t.failed;
+    if (t.cases == t.skipped) untested += (untested.empty() ? "" : ", ") + std::string(op_name(op));
+  }
+  if (failed > 0) return {1, "FAILURES FOUND: " + std::to_string(failed) + " failing case(s)"};
+  if (r.ops.empty()) return {3, "NOTHING TESTED: the library implements none of the selected ops"};
+  if (!untested.empty()) return {3, "NOTHING TESTED for " + untested + ": every case SKIPPED"};
+  return {0, "no failures"};
+}
+
+namespace {
+
+// One case: checked, tallied, and when it fails shrunk (by `shrink`) and dumped.
+void run_case(const KernelLibrary& library, const CampaignOptions& o, const Problem& p, CampaignResult& result,
+              const std::function<Problem()>& shrink) {
+  const auto case_start = Clock::now();
+  const CaseJudgement j = check_case(library, p);
+  const double seconds = since(case_start);
+  result.tallies[p.op].record(j, seconds);
+  result.by_dtype[{p.op, p.dtype}].record(j, seconds);
+  if (j.verdict != Verdict::failed) return;
+  Failure f;
+  f.original = p;
+  f.minimal = shrink();
+  f.judgement = f.minimal == p ? j : check_case(library, f.minimal);
+  if (!o.dump_dir.empty()) {
+    try {
+      f.dump = dump_case(library, f.minimal, o.dump_dir);
+    } catch (const std::exception&) {
+      f.dump.clear();  // the repro line still reproduces it
+    }
+  }
+  result.failures.push_back(std::move(f));
+}
+
+}  // namespace
 
 CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions& o, const Progress& progress) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw ArgumentError("shard", std::to_string(o.shard) + "/" + std::to_string(o.shards) + " is not i/n with 0 <= i < n");
-  std::vector<Op> ops = o.ops;
-  if (ops.empty())
-    for (Op op : kAllOps)
-      if (library.implements(op)) ops.push_back(op);
-  if (ops.empty()) throw ArgumentError("ops", "the library implements none of the requested ops");
-
   CampaignResult result;
-  std::map<Op, bool> op_failed;
+  // The ops asked for: those of the replayed problems, the --ops list, or every op.
+  std::vector<Op> requested;
+  for (const Problem& p : o.problems)
+    if (std::find(requested.begin(), requested.end(), p.op) == requested.end()) requested.push_back(p.op);
+  if (o.problems.empty()) requested = o.ops.empty() ? std::vector<Op>(kAllOps.begin(), kAllOps.end()) : o.ops;
+  for (Op op : requested) (library.implements(op) ? result.ops : result.unimplemented).push_back(op);
   const auto start = Clock::now();
+  auto out_of_time = [&](std::int64_t done) {
+    return (o.cases && done >= *o.cases) || (o.seconds && since(start) >= *o.seconds);
+  };
+
+  if (!o.problems.empty()) {  // replay: the given cases, this shard's share of them
+    std::int64_t done = 0;
+    for (std::size_t i = static_cast<std::size_t>(o.shard); i < o.problems.size(); i += static_cast<std::size_t>(o.shards)) {
+      if (out_of_time(done)) break;
+      const Problem& p = o.problems[i];
+      ++done;
+      run_case(library, o, p, result, [&] {
+        return shrink_problem(p, [&](const Problem& c) { return fails(library, c); }, o.shrink_seconds);
+      });
+      result.seconds = since(start);
+      if (progress) progress(result, result.seconds);
+    }
+    result.seconds = since(start);
+    return result;
+  }
+
+  if (result.ops.empty()) return result;
+  // Each op stops at its own max_failures; the others keep their turns until time or cases run out.
+  const int per_op_limit = std::max(1, o.max_failures);
+  std::map<Op, int> failures_of;
   std::int64_t done = 0;
   for (std::int64_t k = o.shard;; k += o.shards) {
-    if (o.cases && done >= *o.cases) break;
-    if (o.seconds && since(start) >= *o.seconds) break;
-    if (o.max_failures > 0 && static_cast<int>(result.failures.size()) >= o.max_failures) break;
-    // Ops take turns; an op that has failed once stops (its minimal repro is what matters).
-    const Op op = ops[static_cast<std::size_t>((k / o.shards) % static_cast<std::int64_t>(ops.size()))];
+    if (out_of_time(done)) break;
+    const Op op = result.ops[static_cast<std::size_t>((k / o.shards) % static_cast<std::int64_t>(result.ops.size()))];
+    if (failures_of[op] >= per_op_limit) {
+      bool all_stopped = true;
+      for (Op other : result.ops) all_stopped = all_stopped && failures_of[other] >= per_op_limit;
+      if (all_stopped) break;
+      continue;  // its turn passes; the case index stays with the op, so shards stay disjoint
+    }
     ++done;
-    if (op_failed[op]) {
-      if (op_failed.size() == ops.size()) break;  // every op has its failure
-      continue;
-    }
-    OpTally& t = result.tallies[op];
-    const auto case_start = Clock::now();
-    const Problem p = campaign_problem(op, o, k);
-    const CaseJudgement j = check_case(library, p);
-    t.seconds += since(case_start);
-    ++t.cases;
-    switch (j.verdict) {
-      case Verdict::passed: ++t.passed; break;
-      case Verdict::mistrusted: ++t.mistrusted; break;
-      case Verdict::skipped: ++t.skipped; break;
-      case Verdict::invalid: ++t.invalid; break;
-      case Verdict::failed: {
-        ++t.failed;
-        op_failed[op] = true;
-        Failure f;
-        f.original = p;
-        f.minimal = shrink_failure(library, op, o, k);
-        f.judgement = check_case(library, f.minimal);
-        if (!o.dump_dir.empty()) {
-          try {
-            f.dump = dump_case(library, f.minimal, o.dump_dir);
-          } catch (const std::exception&) {
-            f.dump.clear();  // the repro line still reproduces it
-          }
-        }
-        result.failures.push_back(std::move(f));
-        break;
-      }
-    }
-    t.max_r = std::max(t.max_r, j.max_r());
+    const std::size_t before = result.failures.size();
+    run_case(library, o, campaign_problem(op, o, k), result, [&] { return shrink_failure(library, op, o, k); });
+    failures_of[op] += static_cast<int>(result.failures.size() - before);
     result.seconds = since(start);
     if (progress) progress(result, result.seconds);
   }

@@ -35,6 +35,7 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
       ++j.not_finite;
       e.why = "not finite";
       e.r = std::numeric_limits<double>::infinity();
+      j.max_r = e.r;  // shown as r inf: a NaN must never read as max r 0
     } else if (!std::isfinite(y_star)) {
       // The oracle overflowed (e.g. A > 0): the kernel must produce the same non-finite value.
       if (!(std::isnan(y_star) ? std::isnan(y) : y == y_star)) {

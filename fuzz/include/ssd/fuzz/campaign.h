@@ -1,7 +1,9 @@
 // A fuzz campaign: generated problems (deterministic per seed and case index, so shards are
-// disjoint), each checked against the oracle through a kernel library; every failure shrunk to a
-// minimal problem, printed as a repro line and dumped as a results case file.
+// disjoint) or a list of given problems (replay), each checked against the oracle through a kernel
+// library; every op runs until its own failures stop it; every failure shrunk to a minimal problem,
+// printed as a repro line and dumped as a results case file.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -16,13 +18,14 @@
 namespace ssd {
 
 struct CampaignOptions {
+  std::vector<Problem> problems;  // replay: exactly these cases, in order (no generation)
   std::vector<Op> ops;            // empty = every op the library implements
   std::vector<DType> dtypes;      // primary dtypes (empty = all)
   std::optional<double> seconds;  // stop after this long ...
   std::optional<std::int64_t> cases;  // ... or after this many cases (of this shard)
   std::uint64_t seed = 0;
   std::int64_t shard = 0, shards = 1;  // case k belongs to shard k % shards
-  int max_failures = 0;           // stop the campaign after this many failures (0 = never)
+  int max_failures = 1;           // an op stops after this many failures; the others go on
   double large_fraction = 0.05;   // share of cases drawn with large shapes
   // Share of cases past 2^31 elements in one tensor (mamba2, chunk_state, chunk_scan: x; coupling:
   // CB) - the 32-bit offset bug of mamba_ssm #1015. GPU hosts only: the float64 oracle of such a
@@ -32,9 +35,18 @@ struct CampaignOptions {
   double shrink_seconds = 30;     // time allowed to minimize one failure
 };
 
+// The max r of each case in decades: [0,1e-4) [1e-4,1e-3) [1e-3,1e-2) [1e-2,0.1) [0.1,1) [1,10)
+// [10,inf) and inf (an output not finite where the oracle is, or an exact value missed).
+inline constexpr int kRDecades = 8;
+int r_decade(double r);
+std::string r_decade_label(int decade);
+
 struct OpTally {
   std::int64_t cases = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0, invalid = 0;
+  std::int64_t not_finite = 0;  // cases with a NaN or Inf output where the oracle is finite
   double max_r = 0, seconds = 0;
+  std::array<std::int64_t, kRDecades> r_decades{};  // judged cases (PASSED, FAILED, MISTRUSTED)
+  void record(const CaseJudgement& j, double seconds);
 };
 
 struct Failure {
@@ -44,10 +56,21 @@ struct Failure {
 };
 
 struct CampaignResult {
+  std::vector<Op> ops;            // the ops run (requested and implemented)
+  std::vector<Op> unimplemented;  // requested ops the library does not implement
   std::map<Op, OpTally> tallies;
+  std::map<std::pair<Op, DType>, OpTally> by_dtype;  // the same, per op and primary dtype
   std::vector<Failure> failures;
   double seconds = 0;
 };
+
+// How a campaign ended, as ssd-fuzz reports it: exit status 0 (every op ran cases, none failed),
+// 1 (a failure), 3 (nothing was tested: no op selected, or every case SKIPPED), and one line saying so.
+struct CampaignSummary {
+  int exit_status = 0;
+  std::string line;
+};
+CampaignSummary summarize(const CampaignResult& result);
 
 // Progress callback: called after every case with the running totals.
 using Progress = std::function<void(const CampaignResult&, double elapsed)>;
@@ -59,8 +82,8 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k);
 // A case past 2^31 elements for ops that have one (nullopt otherwise); not shrunk.
 std::optional<Problem> huge_problem(Op op, std::uint64_t seed);
 
-// Greedy shrinking of a failing case: the smallest problem (RapidCheck's shrink tree of the
-// generated value) that still FAILS on this library.
+// Greedy shrinking of a failing case: RapidCheck's shrink tree of the generated value, then the
+// problem's tokens (ssd/fuzz/shrink.h); the smallest problem that still FAILS on this library.
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k);
 
 }  // namespace ssd

@@ -34,7 +34,7 @@ struct OutputJudgement {
   std::int64_t over_bound = 0;      // r > 1
   std::int64_t exact_mismatches = 0;
   std::int64_t not_finite = 0;      // NaN/Inf where the oracle is finite
-  double max_r = 0.0;               // over non-exact elements
+  double max_r = 0.0;               // over non-exact elements; inf when one is not finite
   std::array<std::int64_t, kHistogramBins> histogram{};
   std::vector<ElementReport> worst;  // largest r first (exact and non-finite failures first)
   bool failed() const { return over_bound > 0 || exact_mismatches > 0 || not_finite > 0; }
