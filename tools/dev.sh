@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine: installs what is missing, builds, and runs.
-#   bash tools/dev.sh selfcheck   the main job: both oracle forms over every op's smoke problems
+#   bash tools/dev.sh suite       the main job: the suite on its own kernels (golden set, a 30 s fuzz
+#                                 campaign, the planted-bug self-test), one table op x dtype
+#   bash tools/dev.sh selfcheck   both oracle forms over every op's smoke problems
 #   bash tools/dev.sh test        the whole ctest suite
 #   bash tools/dev.sh bench       the float64 oracle on every full-size workload (minutes)
 #   bash tools/dev.sh build       dependencies and build only
@@ -31,8 +33,9 @@ build() {
 
 case "${1:-}" in
   build) build ;;
+  suite) build && ./build/tools/ssd-suite ;;
   selfcheck) build && ./build/tools/ssd-selfcheck ;;
   test) build && ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 ;;
   bench) build && ./build/tools/ssd-oracle-bench ;;
-  *) echo "usage: bash tools/dev.sh selfcheck|test|bench|build" >&2; exit 2 ;;
+  *) echo "usage: bash tools/dev.sh suite|selfcheck|test|bench|build" >&2; exit 2 ;;
 esac

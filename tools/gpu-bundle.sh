@@ -12,10 +12,14 @@ bash tools/dev.sh build >/dev/null
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/kernels/libssd-kernels-cuda.so "$bundle/"
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/tools/ssd-suite build/kernels/libssd-kernels-cuda.so "$bundle/"
+# Every kernel library (the emulation and the planted bugs too, for ssd-suite), and the golden set.
+mkdir -p "$bundle/kernels" "$bundle/golden"
+cp build/kernels/*.so "$bundle/kernels/"
+cp golden/data/*.h5 golden/data/manifest.txt "$bundle/golden/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
-for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd-kernels-cuda.so"; do
+for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/ssd-suite" "$bundle/libssd-kernels-cuda.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*|ld-linux*) ;;
@@ -44,9 +48,18 @@ here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 exec "$here/ssd-bench" --kernels "$here/libssd-kernels-cuda.so" "$@"
 RUN
-chmod +x "$bundle/run.sh" "$bundle/fuzz.sh" "$bundle/bench.sh"
+cat > "$bundle/suite.sh" <<'RUN'
+#!/usr/bin/env bash
+# The main job on this host: golden set, a fuzz campaign and the planted-bug self-test against the
+# bundled CUDA kernels (bash suite.sh [ssd-suite options]).
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}" SSD_KERNEL_PATH="$here/kernels"
+exec "$here/ssd-suite" --data "$here/golden" "$@"
+RUN
+chmod +x "$bundle/run.sh" "$bundle/fuzz.sh" "$bundle/bench.sh" "$bundle/suite.sh"
 echo "bundle ready: $(du -sh "$bundle" | cut -f1) in $bundle/"
 echo "on the GPU host: bash $bundle/run.sh            (golden, smoke, random, determinism)"
 echo "                 bash $bundle/run.sh --gtest_filter='*Workloads*'   (full-size workloads)"
+echo "                 bash $bundle/suite.sh          (the main job on the CUDA kernels)"
 echo "                 bash $bundle/fuzz.sh --time 600                 (a fuzz campaign; --shard i/n to split)"
 echo "                 bash $bundle/bench.sh                           (device time of every workload)"
