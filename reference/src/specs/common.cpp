@@ -34,25 +34,18 @@ AbiScalarField dt_softplus(std::size_t offset) {
           [](Problem& p, double v) { p.softplus = v != 0; }};
 }
 // The clamp is absent from a problem when it is the default (0, +inf), so a call that passes the
-// default reads back as a problem without `limit=`.
-AbiScalarField dt_limit_lo(std::size_t offset) {
-  return {"dt_limit_lo", offset, AbiScalarField::Type::f64,
-          [](const Problem& p) { return p.dt_limit.value_or(DtLimit{}).lo; },
+// default reads back as a problem without `limit=`. Bound is &DtLimit::lo or &DtLimit::hi.
+template <double DtLimit::*Bound>
+AbiScalarField dt_limit_bound(std::string_view name, std::size_t offset) {
+  return {name, offset, AbiScalarField::Type::f64, [](const Problem& p) { return p.dt_limit.value_or(DtLimit{}).*Bound; },
           [](Problem& p, double v) {
             DtLimit limit = p.dt_limit.value_or(DtLimit{});
-            limit.lo = v;
+            limit.*Bound = v;
             p.dt_limit = limit == DtLimit{} ? std::nullopt : std::optional(limit);
           }};
 }
-AbiScalarField dt_limit_hi(std::size_t offset) {
-  return {"dt_limit_hi", offset, AbiScalarField::Type::f64,
-          [](const Problem& p) { return p.dt_limit.value_or(DtLimit{}).hi; },
-          [](Problem& p, double v) {
-            DtLimit limit = p.dt_limit.value_or(DtLimit{});
-            limit.hi = v;
-            p.dt_limit = limit == DtLimit{} ? std::nullopt : std::optional(limit);
-          }};
-}
+AbiScalarField dt_limit_lo(std::size_t offset) { return dt_limit_bound<&DtLimit::lo>("dt_limit_lo", offset); }
+AbiScalarField dt_limit_hi(std::size_t offset) { return dt_limit_bound<&DtLimit::hi>("dt_limit_hi", offset); }
 AbiScalarField causal(std::size_t offset) {
   return {"causal", offset, AbiScalarField::Type::i32, [](const Problem& p) { return p.causal ? 1.0 : 0.0; },
           [](Problem& p, double v) { p.causal = v != 0; }};
