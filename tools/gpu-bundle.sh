@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA kernels, the GPU tests, ssd-fuzz and ssd-bench, and bundles them with every shared library `ldd`
+# Builds the CUDA kernels (libssd_gpu.so and the fp32 libssd_gpu_reference.so), the GPU tests, ssd-fuzz and ssd-bench, and bundles them with every shared library `ldd`
 # lists (all but glibc's) into one folder that runs on a GPU host without HDF5, GoogleTest or
 # RapidCheck installed. Prints the command that runs the tests there.
 #   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
@@ -12,7 +12,8 @@ bash tools/dev.sh build >/dev/null
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/gpu/libssd_gpu.so "$bundle/"
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/gpu/libssd_gpu.so \
+  build/gpu/libssd_gpu_reference.so "$bundle/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
 for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd_gpu.so"; do
