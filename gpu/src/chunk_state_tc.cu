@@ -39,15 +39,26 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_state_tc_kernel(ChunkStateP
   const T* x = static_cast<const T*>(p.x.p);
   const T* B = static_cast<const T*>(p.B.p);
 
-  for (int e = tid; e < rows * (kBM / 8); e += kThreads) {
-    const int r = e / (kBM / 8), col = (e % (kBM / 8)) * 8;
-    const bool in = r < valid && p0 + col < P;
-    cp_async16(sX + r * kLdX + col, in ? x + ((b * S + t0 + r) * H + h) * P + p0 + col : x, in);
+  // Each thread copies one 16-byte column chunk of every 32nd x row and every 16th B row.
+  {
+    const int col = (tid % (kBM / 8)) * 8;
+    const bool col_in = p0 + col < P;
+    const T* src = x + ((b * S + t0) * H + h) * P + p0 + col;
+    const int64_t stride = H * P;
+    for (int r = tid / (kBM / 8); r < rows; r += kThreads / (kBM / 8)) {
+      const bool in = r < valid && col_in;
+      cp_async16(sX + r * kLdX + col, in ? src + r * stride : x, in);
+    }
   }
-  for (int e = tid; e < rows * (kBN / 8); e += kThreads) {
-    const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
-    const bool in = r < valid && col < N;
-    cp_async16(sB + r * kLdB + col, in ? B + ((b * S + t0 + r) * G + g) * N + col : B, in);
+  {
+    const int col = (tid % (kBN / 8)) * 8;
+    const bool col_in = col < N;
+    const T* src = B + ((b * S + t0) * G + g) * N + col;
+    const int64_t stride = G * N;
+    for (int r = tid / (kBN / 8); r < rows; r += kThreads / (kBN / 8)) {
+      const bool in = r < valid && col_in;
+      cp_async16(sB + r * kLdB + col, in ? src + r * stride : B, in);
+    }
   }
   cp_async_commit();
 
@@ -63,15 +74,22 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_state_tc_kernel(ChunkStateP
   }
   cp_async_wait<0>();
   __syncthreads();
-  for (int e = tid; e < valid * (kBN / 8); e += kThreads) {
-    const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
-    if (col >= N) continue;
-    Vec8<T> q;
-    q.raw = *reinterpret_cast<const uint4*>(sB + r * kLdB + col);
-    float v[8];
+  {
+    const int col = (tid % (kBN / 8)) * 8;
+    if (col < N) {
+#pragma unroll 4
+      for (int r = tid / (kBN / 8); r < valid; r += kThreads / (kBN / 8)) {
+        uint4 q = *reinterpret_cast<const uint4*>(sB + r * kLdB + col);
+        const float w = sW[r];
+        uint32_t* u = reinterpret_cast<uint32_t*>(&q);
 #pragma unroll
-    for (int i = 0; i < 8; ++i) v[i] = Half16<T>::to(q.h[i]) * sW[r];  // then rounded to x's dtype
-    *reinterpret_cast<uint4*>(sB + r * kLdB + col) = pack8<T>(v);
+        for (int e = 0; e < 4; ++e) {
+          const float2 v = Half16<T>::unpack2(u[e]);
+          u[e] = Half16<T>::pack2(v.x * w, v.y * w);  // B * w rounded to x's dtype
+        }
+        *reinterpret_cast<uint4*>(sB + r * kLdB + col) = q;
+      }
+    }
   }
   __syncthreads();
 
