@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       // Per 16 tokens k: cb of the warp's 16 rows in the accumulator layout ([nt][0,1] row_lo,
       // columns nt*8 + 2*tig + {0,1}; [nt][2,3] row_hi); fused, from one more GEMM over n. Then
       // the coefficients, rounded to x's dtype, as the A fragment of one 16-deep step.
-#pragma unroll
+#pragma unroll 1
       for (int kb = 0; kb < kBK / 16; ++kb) {
         if (kb >= kblocks) break;  // warp-uniform
         WarpTile<T, 16, 16> cb;
@@ -260,29 +260,46 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     __syncthreads();  // the stage is free for step j + 2
   }
 
-  // Epilogue: skip term, out_x (before the gate), gate, stores in x's dtype.
+  // Epilogue through shared memory (the stages are free): the accumulators go to an fp32 tile,
+  // then each thread finishes 8 consecutive p of a row (skip term, out_x before the gate, gate)
+  // and stores them with one 16-byte store. Keeps the stores coalesced and the code small.
+  constexpr int kLdO = kBN + 4;
+  float* const sOut = reinterpret_cast<float*>(base + L::kStage0);  // [kBM][kLdO]
+  static_assert(kBM * kLdO * 4 <= 2 * 2 * L::kStageSize, "the output tile fits in the stages");
+  __syncthreads();
 #pragma unroll
-  for (int half = 0; half < 2; ++half) {
-    const int64_t i = half ? i_hi : i_lo;
-    if (i >= n_valid) continue;
+  for (int nt = 0; nt < kBN / 8; ++nt) {
+    const int col = nt * 8 + 2 * tig;
+    *reinterpret_cast<float2*>(sOut + row_lo * kLdO + col) = make_float2(acc.acc[0][nt][0], acc.acc[0][nt][1]);
+    *reinterpret_cast<float2*>(sOut + row_hi * kLdO + col) = make_float2(acc.acc[0][nt][2], acc.acc[0][nt][3]);
+  }
+  __syncthreads();
+  T* const out = static_cast<T*>(p.out.p);
+  T* const out_x = static_cast<T*>(p.out_x.p);
+#pragma unroll 1
+  for (int e = tid; e < kBM * (kBN / 8); e += kBlockThreads) {
+    const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
+    const int64_t i = i0 + r, pp = p0 + col;
+    if (i >= valid || pp >= P) continue;  // P is a multiple of 8: all 8 or none
+    const int64_t at = ((b * S + t0 + i) * H + h) * P + pp;
+    float y[8];
+    const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col);
+    const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col + 4);
+    y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
+    if (p.D.p != nullptr) {
+      Vec8<T> xv;
+      xv.raw = *reinterpret_cast<const uint4*>(x + at);
 #pragma unroll
-    for (int nt = 0; nt < kBN / 8; ++nt) {
-      const int64_t pp = p0 + nt * 8 + tig * 2;
-      if (pp >= P) continue;
-      const int64_t at = ((b * S + t0 + i) * H + h) * P + pp;
-      float y[2] = {acc.acc[0][nt][2 * half], acc.acc[0][nt][2 * half + 1]};
-      if (p.D.p != nullptr) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          y[e] += load(p.D, p.d_has_hdim ? h * P + pp + e : h) * Half16<T>::to(x[at + e]);
-      }
-      if (p.z.p != nullptr) {
-        if (p.out_x.p != nullptr) store2(p.out_x, at, y[0], y[1]);
-        y[0] = gate(y[0], load(p.z, at));
-        y[1] = gate(y[1], load(p.z, at + 1));
-      }
-      store2(p.out, at, y[0], y[1]);
+      for (int q = 0; q < 8; ++q) y[q] += load(p.D, p.d_has_hdim ? h * P + pp + q : h) * Half16<T>::to(xv.h[q]);
     }
+    if (p.z.p != nullptr) {
+      if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);
+      float zv[8];
+      load8(p.z, at, zv);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) y[q] = gate(y[q], zv[q]);
+    }
+    *reinterpret_cast<uint4*>(out + at) = pack8<T>(y);  // rounded to x's dtype
   }
 }
 
@@ -299,6 +316,8 @@ bool launch(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream)
   for (const void* q : {p.x.p, p.C.p, p.states.p, static_cast<const void*>(p.out.p), kFused ? B.p : p.cb.p})
     if (!aligned16(q)) return false;
   if (p.out_x.p != nullptr && !aligned16(p.out_x.p)) return false;
+  if (p.z.p != nullptr && !aligned16(p.z.p)) return false;
+  if (p.out.dtype != dt || (p.out_x.p != nullptr && p.out_x.dtype != dt)) return false;
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.chunk, kBM) * ceil_div(p.headdim, kBN);
   if (tiles > 0x7fffffff) return false;
   const size_t smem = Layout<kFused>::kBytes;
