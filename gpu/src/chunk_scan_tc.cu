@@ -5,7 +5,8 @@
 //   causal term: per 64 tokens k, the coefficients round_x(cb[i,k] exp(min(dA[i]-dA[k],0)) dt[k])
 //   are built in registers in the accumulator layout, which is the A-fragment layout of the next
 //   mma.sync, and multiplied by x [k][p]. x (and cb, or B) of the next 64 tokens arrive by cp.async
-//   while the current ones are used (two stages).
+//   while the current ones are used (two stages). The epilogue (skip term, z gate) goes through a
+//   shared fp32 tile, so stores are 16 bytes per thread and the unrolled code stays small.
 // Mamba2Fwd runs the fused variant: cb[i,k] = C_i . B_k (fp32 accumulation of exact products,
 // seq-masked, as SSDChunkCouplingFwd computes it) comes from one more mma.sync per step, so the
 // Q x Q coupling matrix never goes through memory.
