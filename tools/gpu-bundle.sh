@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the CUDA kernels, the GPU tests, ssd-fuzz and ssd-bench, and bundles them with every shared library `ldd`
+# Builds the CUDA kernels (libssd-kernels-cuda.so and the fp32 libssd-kernels-cuda-reference.so), the GPU tests, ssd-fuzz, ssd-bench and ssd-suite, and bundles them with every shared library `ldd`
 # lists (all but glibc's) into one folder that runs on a GPU host without HDF5, GoogleTest or
 # RapidCheck installed. Prints the command that runs the tests there.
 #   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
@@ -12,7 +12,8 @@ bash tools/dev.sh build >/dev/null
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/tools/ssd-suite build/kernels/libssd-kernels-cuda.so "$bundle/"
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/tools/ssd-suite build/kernels/libssd-kernels-cuda.so \
+  build/kernels/libssd-kernels-cuda-reference.so "$bundle/"
 # Every kernel library (the emulation and the planted bugs too, for ssd-suite), and the golden set.
 mkdir -p "$bundle/kernels" "$bundle/golden"
 cp build/kernels/*.so "$bundle/kernels/"

@@ -95,6 +95,9 @@ __global__ void __launch_bounds__(kThreads) chunk_coupling_kernel(CouplingParams
 }  // namespace
 
 void launch_chunk_coupling(const char* op, const CouplingParams& p, cudaStream_t stream) {
+#ifndef SSD_GPU_REFERENCE_ONLY
+  if (launch_chunk_coupling_fast(op, p, stream)) return;
+#endif
   const int64_t side = ceil_div(p.chunk, kTile);
   chunk_coupling_kernel<<<grid_for(p.batch * p.chunks * p.groups * side * side), kThreads, 0, stream>>>(p);
   check_launch(op, "chunk_coupling_kernel");

@@ -155,6 +155,9 @@ __global__ void __launch_bounds__(kThreads) chunk_scan_kernel(ChunkScanParams p)
 }  // namespace
 
 void launch_chunk_scan(const char* op, const ChunkScanParams& p, cudaStream_t stream) {
+#ifndef SSD_GPU_REFERENCE_ONLY
+  if (launch_chunk_scan_fast(op, p, stream)) return;
+#endif
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.chunk, kTile) * ceil_div(p.headdim, kTile);
   chunk_scan_kernel<<<grid_for(tiles), kThreads, 0, stream>>>(p);
   check_launch(op, "chunk_scan_kernel");

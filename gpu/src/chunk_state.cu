@@ -89,6 +89,9 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(ChunkStateParams 
 }  // namespace
 
 void launch_chunk_state(const char* op, const ChunkStateParams& p, cudaStream_t stream) {
+#ifndef SSD_GPU_REFERENCE_ONLY
+  if (launch_chunk_state_fast(op, p, stream)) return;
+#endif
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.headdim, kTile) * ceil_div(p.dstate, kTile);
   chunk_state_kernel<<<grid_for(tiles), kThreads, 0, stream>>>(p);
   check_launch(op, "chunk_state_kernel");

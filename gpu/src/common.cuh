@@ -116,6 +116,18 @@ struct ChunkScanParams {
 };
 void launch_chunk_scan(const char* op, const ChunkScanParams& p, cudaStream_t stream);
 
+// Tensor-core kernels (the *_tc.cu files, absent from the reference library built with
+// SSD_GPU_REFERENCE_ONLY): each launches and returns true where its dtype and alignment
+// conditions hold, and returns false otherwise, so the launcher above runs the fp32 kernel.
+#ifndef SSD_GPU_REFERENCE_ONLY
+bool launch_chunk_coupling_fast(const char* op, const CouplingParams& p, cudaStream_t stream);
+bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStream_t stream);
+bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream_t stream);
+// Mamba2Fwd's chunk_scan with the coupling inside: p.cb is not read; cb[i,k] = C_i . B_k, masked
+// with p.seq_idx, is computed per tile from C and B [Bt,S,G,N].
+bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream);
+#endif
+
 // ---- ABI entry points (table.cu collects them) -------------------------------------------------
 ssd_status mamba2(const ssd_mamba2_args* args);
 ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* args);

@@ -3,6 +3,7 @@
 // (cudaMallocAsync / cudaFreeAsync, so the call is CUDA-graph capturable):
 //   chunk_cumsum -> chunk_state (f32 states) -> state_passing (entering states in C's dtype,
 //   f32 final states) -> chunk_coupling (f32 CB, seq-masked) -> chunk_scan (out in x's dtype).
+// With f16/bf16 x, B and C the last two are one kernel (chunk_scan_tc.cu computes CB per tile).
 #include "common.cuh"
 
 namespace ssd_gpu {
@@ -74,13 +75,11 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     const cudaStream_t stream = stream_of(a.stream);
     const int64_t chunk_major = d.batch * d.heads * NC * Q;
     const int64_t state_elems = d.batch * NC * d.heads * d.headdim * d.dstate;
-    const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
     Scratch scratch(op, stream);
     auto* dA = static_cast<float*>(scratch.get(sizeof(float) * chunk_major, "dA_cumsum"));
     auto* dtp = static_cast<float*>(scratch.get(sizeof(float) * chunk_major, "dt'"));
     auto* states = static_cast<float*>(scratch.get(sizeof(float) * state_elems, "chunk states"));
     void* prev = scratch.get(dtype_size(a.C.dtype) * state_elems, "entering states");
-    auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
     const int32_t* seq = ids(a.seq_idx);
 
     CumsumParams cs{};
@@ -133,23 +132,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sp.width = d.headdim * d.dstate;
     launch_state_passing(op, sp, stream);
 
-    CouplingParams cp{};
-    cp.C = in(a.C);
-    cp.B = in(a.B);
-    cp.seq_idx = seq;
-    cp.CB = Out{cb, SSD_DTYPE_F32};
-    cp.batch = d.batch;
-    cp.seqlen = d.seqlen;
-    cp.groups = d.groups;
-    cp.dstate = d.dstate;
-    cp.chunk = Q;
-    cp.chunks = NC;
-    cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
-    cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products
-    launch_chunk_coupling(op, cp, stream);
-
     ChunkScanParams sc{};
-    sc.cb = In{cb, SSD_DTYPE_F32};
     sc.x = in(a.x);
     sc.dt = In{dtp, SSD_DTYPE_F32};
     sc.dA = In{dA, SSD_DTYPE_F32};
@@ -169,6 +152,28 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sc.dstate = d.dstate;
     sc.chunk = Q;
     sc.chunks = NC;
+#ifndef SSD_GPU_REFERENCE_ONLY
+    // f16/bf16 x, B, C: the coupling runs inside chunk_scan's tiles, no Q x Q matrix in memory.
+    if (launch_chunk_scan_fused(op, sc, in(a.B), stream)) return;
+#endif
+    const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
+    auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
+    CouplingParams cp{};
+    cp.C = in(a.C);
+    cp.B = in(a.B);
+    cp.seq_idx = seq;
+    cp.CB = Out{cb, SSD_DTYPE_F32};
+    cp.batch = d.batch;
+    cp.seqlen = d.seqlen;
+    cp.groups = d.groups;
+    cp.dstate = d.dstate;
+    cp.chunk = Q;
+    cp.chunks = NC;
+    cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
+    cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products
+    launch_chunk_coupling(op, cp, stream);
+
+    sc.cb = In{cb, SSD_DTYPE_F32};
     launch_chunk_scan(op, sc, stream);
   });
 }

@@ -38,7 +38,11 @@ ssd_status device_synchronize() {
 
 const ssd_kernel_table kTable = {
     SSD_KERNEL_ABI_VERSION,
+#ifdef SSD_GPU_REFERENCE_ONLY
+    "ssd-cuda-reference",
+#else
     "ssd-cuda",
+#endif
     SSD_MEMORY_CUDA,
     &mamba2,
     &chunk_cumsum,

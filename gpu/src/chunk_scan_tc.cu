@@ -1,0 +1,344 @@
+// SSDChunkScanFwd on tensor cores (x and C both f16 or both bf16), in the shape of flash attention:
+// one block per 128 tokens i x 64 head-dim p of one (batch, chunk, head), 8 warps of 16 rows each.
+//   carried-in term: C [i][n] times the entering state prev [p][n] (rounded to C's dtype in shared
+//   memory), scaled per row by exp(dA[i]) (0 where seq_idx cuts the carry);
+//   causal term: per 64 tokens k, the coefficients round_x(cb[i,k] exp(min(dA[i]-dA[k],0)) dt[k])
+//   are built in registers in the accumulator layout, which is the A-fragment layout of the next
+//   mma.sync, and multiplied by x [k][p]. x (and cb, or B) of the next 64 tokens arrive by cp.async
+//   while the current ones are used (two stages). The epilogue (skip term, z gate) goes through a
+//   shared fp32 tile, so stores are 16 bytes per thread and the unrolled code stays small.
+// Mamba2Fwd runs the fused variant: cb[i,k] = C_i . B_k (fp32 accumulation of exact products,
+// seq-masked, as SSDChunkCouplingFwd computes it) comes from one more mma.sync per step, so the
+// Q x Q coupling matrix never goes through memory.
+#include "common.cuh"
+#include "mma.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kBlockThreads = kWarps * 32;
+constexpr int kBM = 16 * kWarps;  // tokens i per block
+constexpr int kBN = 64;           // head-dim p per block
+constexpr int kBK = 64;           // tokens k per causal step
+constexpr int kMaxN = 128;        // the fast path takes N <= 128 and Q <= 256
+constexpr int kMaxQ = 256;
+constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev, B)
+constexpr int kLdK = kBK + 8;     // rows of 64 k (cb) or 64 p (x)
+
+// Shared memory, in elements of T unless noted; the f32 staging of prev aliases the stages.
+template <bool kFused>
+struct Layout {
+  static constexpr int kC = 0;                                  // C [kBM][kLdN]
+  static constexpr int kPrev = kC + kBM * kLdN;                 // prev rounded [kBN][kLdN]
+  static constexpr int kStage0 = kPrev + kBN * kLdN;            // per stage: x [kBK][kLdK], then
+  static constexpr int kXSize = kBK * kLdK;                     // B [kBK][kLdN] (fused) or
+  static constexpr int kOpSize = kFused ? kBK * kLdN : kBM * kLdK;  // cb [kBM][kLdK]
+  static constexpr int kStageSize = kXSize + kOpSize;
+  static constexpr int kEnd = kStage0 + 2 * kStageSize;
+  static constexpr size_t kBytes = 2 * static_cast<size_t>(kEnd) + sizeof(float) * (2 * kMaxQ + kBM) +
+                                   sizeof(int32_t) * kMaxQ;
+  static_assert(kBN * kMaxN * 4 <= 2 * 2 * kStageSize, "the f32 staging of prev fits in the stages");
+};
+
+template <class T, bool kFused>
+__global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkScanParams p, In Bin) {
+  using L = Layout<kFused>;
+  extern __shared__ uint4 smem[];
+  T* const base = reinterpret_cast<T*>(smem);
+  T* const sC = base + L::kC;
+  T* const sPrev = base + L::kPrev;
+  float* const sDA = reinterpret_cast<float*>(base + L::kEnd);  // [Q] dA of the chunk
+  float* const sDt = sDA + kMaxQ;                               // [Q] dt of the chunk
+  float* const sRowScale = sDt + kMaxQ;                         // [kBM]
+  int32_t* const sId = reinterpret_cast<int32_t*>(sRowScale + kBM);  // [Q] seq ids of the chunk
+
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
+  const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
+  const int64_t i_tiles = ceil_div(Q, kBM), p_tiles = ceil_div(P, kBN);
+  int64_t tile = blockIdx.x;
+  const int64_t p0 = (tile % p_tiles) * kBN;
+  tile /= p_tiles;
+  const int64_t i0 = (tile % i_tiles) * kBM;
+  tile /= i_tiles;
+  const int64_t h = tile % H;
+  tile /= H;
+  const int64_t c = tile % p.chunks, b = tile / p.chunks;
+  const int64_t t0 = c * Q, valid = min(Q, S - t0);
+  if (i0 >= valid) return;  // rows in the padded tail: token-major outputs exist only for t < S
+  const int64_t g = h / (H / G);
+  const int64_t vec = ((b * H + h) * p.chunks + c) * Q;  // [b,h,c,0] of dt and dA
+  const int nk = static_cast<int>((N + 15) / 16 * 16);   // K of the n GEMMs, zero columns past N
+  const T* x = static_cast<const T*>(p.x.p);
+  const T* C = static_cast<const T*>(p.C.p);
+  const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C and B
+
+  // Group 0: the C rows of the block and the f32 entering states, staged in the stage buffers.
+  float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);
+  for (int e = tid; e < kBM * (nk / 8); e += kBlockThreads) {
+    const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+    const bool in = col < N && i0 + r < valid;
+    cp_async16(sC + r * kLdN + col, in ? C + (c_row0 + (i0 + r) * G) * N + col : C, in);
+  }
+  const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
+  const int64_t prev_base = ((b * p.chunks + c) * H + h) * P;
+  if (prev_f32) {
+    const float* prev = static_cast<const float*>(p.states.p);
+    for (int e = tid; e < kBN * (nk / 4); e += kBlockThreads) {
+      const int r = e / (nk / 4), col = (e % (nk / 4)) * 4;
+      const bool in = col < N && p0 + r < P;
+      cp_async16(stage_prev + r * nk + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
+    }
+  }
+  cp_async_commit();
+
+  // Chunk vectors and row scales while the copies fly.
+  const int64_t k_end = min(valid, i0 + kBM);  // causal: tokens k <= i < i0 + kBM
+  // Zeros past k_end up to whole steps: the coefficient loop reads them before masking.
+  const int64_t k_steps = ceil_div(k_end, kBK) * kBK, k_steps_end = k_steps < kMaxQ ? k_steps : kMaxQ;
+  for (int k = tid; k < k_steps_end; k += kBlockThreads) {
+    const bool in = k < k_end;
+    sDA[k] = in ? load(p.dA, vec + k) : 0.0f;
+    sDt[k] = in ? load(p.dt, vec + k) : 0.0f;
+    if (p.seq_idx != nullptr) sId[k] = in ? p.seq_idx[b * S + t0 + k] : 0;
+  }
+  if (tid < kBM) {
+    const int64_t i = i0 + tid;
+    float scale = 0.0f;
+    if (i < valid) {
+      // The carried-in state reaches token t only if t has the id the previous chunk ended with
+      // (0 before the first chunk). cb is taken as given: the causal term is not masked.
+      bool carries = true;
+      if (p.seq_idx != nullptr) {
+        const int32_t* row = p.seq_idx + b * S;
+        carries = row[t0 + i] == (c >= 1 ? row[t0 - 1] : 0);
+      }
+      if (carries) scale = expf(load(p.dA, vec + i));  // chunk start -> token i: not clamped
+    }
+    sRowScale[tid] = scale;
+  }
+  if (!prev_f32) {  // entering states already 16-bit (Mamba2Fwd stores them in C's dtype)
+    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
+      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+      float v[8] = {};
+      if (col < N && p0 + r < P) load8(p.states, (prev_base + p0 + r) * N + col, v);
+      *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+  if (prev_f32) {
+    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
+      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+      float v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q) v[q] = stage_prev[r * nk + col + q];
+      *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
+    }
+  }
+  __syncthreads();  // the staging area is free for the causal steps
+
+  // Causal steps: stage s of step j holds x [k][p] and cb [i][k] (or B [k][n]) of tokens
+  // k0 = j * kBK ... k0 + kBK - 1.
+  const int steps = static_cast<int>(ceil_div(k_end, kBK));
+  const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
+  auto issue = [&](int j) {
+    T* const sX = base + L::kStage0 + (j & 1) * L::kStageSize;
+    T* const sOp = sX + L::kXSize;
+    const int64_t k0 = static_cast<int64_t>(j) * kBK;
+    for (int e = tid; e < kBK * (kBN / 8); e += kBlockThreads) {
+      const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
+      const bool in = k0 + r < valid && p0 + col < P;
+      cp_async16(sX + r * kLdK + col, in ? x + ((b * S + t0 + k0 + r) * H + h) * P + p0 + col : x, in);
+    }
+    if constexpr (kFused) {
+      const T* B = static_cast<const T*>(Bin.p);
+      for (int e = tid; e < kBK * (nk / 8); e += kBlockThreads) {
+        const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+        const bool in = col < N && k0 + r < valid;
+        cp_async16(sOp + r * kLdN + col, in ? B + (c_row0 + (k0 + r) * G) * N + col : B, in);
+      }
+    } else {
+      const T* cb = static_cast<const T*>(p.cb.p);
+      for (int e = tid; e < kBM * (kBK / 8); e += kBlockThreads) {
+        const int r = e / (kBK / 8), col = (e % (kBK / 8)) * 8;
+        const bool in = i0 + r < valid && k0 + col < k_end;  // k_end <= Q, a multiple of 8
+        cp_async16(sOp + r * kLdK + col, in ? cb + (cb_base + i0 + r) * Q + k0 + col : cb, in);
+      }
+    }
+    cp_async_commit();
+  };
+  if (steps > 0) issue(0);
+
+  // Carried-in term.
+  const int wm = warp * 16;
+  WarpTile<T, 16, kBN> acc;
+  acc.zero();
+  acc.template run<true, true>(sC, kLdN, sPrev, kLdN, wm, 0, 0, nk / 16);
+  const float scale_lo = sRowScale[wm + gid], scale_hi = sRowScale[wm + gid + 8];
+#pragma unroll
+  for (int nt = 0; nt < kBN / 8; ++nt) {
+    acc.acc[0][nt][0] *= scale_lo;
+    acc.acc[0][nt][1] *= scale_lo;
+    acc.acc[0][nt][2] *= scale_hi;
+    acc.acc[0][nt][3] *= scale_hi;
+  }
+
+  const int row_lo = wm + gid, row_hi = row_lo + 8;  // rows of this thread within the block
+  // Token indices within the chunk (< Q <= 256) in 32-bit arithmetic, which keeps registers free.
+  const int i_lo = static_cast<int>(i0) + row_lo, i_hi = static_cast<int>(i0) + row_hi, n_valid = static_cast<int>(valid);
+  const float dA_lo = i_lo < n_valid ? sDA[i_lo] : 0.0f, dA_hi = i_hi < n_valid ? sDA[i_hi] : 0.0f;
+  for (int j = 0; j < steps; ++j) {
+    if (j + 1 < steps) {
+      issue(j + 1);
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncthreads();
+    const T* sX = base + L::kStage0 + (j & 1) * L::kStageSize;
+    const T* sOp = sX + L::kXSize;
+    const int64_t k0 = static_cast<int64_t>(j) * kBK;
+    // 16-wide k blocks past the warp's last row hold only zero coefficients.
+    const int64_t blocks = (i0 + wm + 15 - k0) / 16 + 1;
+    const int kblocks = blocks < kBK / 16 ? static_cast<int>(blocks) : kBK / 16;
+    if (k0 <= i0 + wm + 15) {
+      // Per 16 tokens k: cb of the warp's 16 rows in the accumulator layout ([nt][0,1] row_lo,
+      // columns nt*8 + 2*tig + {0,1}; [nt][2,3] row_hi); fused, from one more GEMM over n. Then
+      // the coefficients, rounded to x's dtype, as the A fragment of one 16-deep step.
+#pragma unroll 1
+      for (int kb = 0; kb < kBK / 16; ++kb) {
+        if (kb >= kblocks) break;  // warp-uniform
+        WarpTile<T, 16, 16> cb;
+        if constexpr (kFused) {
+          cb.zero();
+          cb.template run<true, true>(sC, kLdN, sOp + kb * 16 * kLdN, kLdN, wm, 0, 0, nk / 16);
+        }
+        // Masks are needed only where the 16 x 16 block reaches the diagonal or the tail rows.
+        const int first_k = static_cast<int>(k0) + kb * 16, first_i = static_cast<int>(i0) + wm;
+        const bool masked = first_k + 15 > first_i || first_i + 15 >= n_valid;
+        uint32_t a[4];
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          const int k = first_k + nt * 8 + 2 * tig;  // tokens k, k + 1 of this thread
+          const float2 dAk = *reinterpret_cast<const float2*>(sDA + k);
+          const float2 dtk = *reinterpret_cast<const float2*>(sDt + k);
+          float v[4];
+          if constexpr (kFused) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) v[e] = cb.acc[0][nt][e];
+            if (p.seq_idx != nullptr) {  // cross-sequence pairs are exactly 0, as in the coupling op
+#pragma unroll
+              for (int e = 0; e < 4; ++e) {
+                const int i = e < 2 ? i_lo : i_hi, kk = k + (e & 1);
+                if (kk <= i && i < n_valid && sId[i] != sId[kk]) v[e] = 0.0f;
+              }
+            }
+          } else {
+            const int col = kb * 16 + nt * 8 + 2 * tig;
+            const float2 lo = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_lo * kLdK + col));
+            const float2 hi = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_hi * kLdK + col));
+            v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+          }
+          float coef[4];
+          coef[0] = v[0] * within_chunk_decay(dA_lo, dAk.x) * dtk.x;
+          coef[1] = v[1] * within_chunk_decay(dA_lo, dAk.y) * dtk.y;
+          coef[2] = v[2] * within_chunk_decay(dA_hi, dAk.x) * dtk.x;
+          coef[3] = v[3] * within_chunk_decay(dA_hi, dAk.y) * dtk.y;
+          if (masked) {  // causal k <= i, rows past the valid length
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int i = e < 2 ? i_lo : i_hi;
+              if (k + (e & 1) > i || i >= n_valid) coef[e] = 0.0f;
+            }
+          }
+          a[nt * 2] = Half16<T>::pack2(coef[0], coef[1]);  // rounded to x's dtype
+          a[nt * 2 + 1] = Half16<T>::pack2(coef[2], coef[3]);
+        }
+        acc.template step_a_regs<false>(a, sX, kLdK, 0, kb * 16);
+      }
+    }
+    __syncthreads();  // the stage is free for step j + 2
+  }
+
+  // Epilogue through shared memory (the stages are free): the accumulators go to an fp32 tile,
+  // then each thread finishes 8 consecutive p of a row (skip term, out_x before the gate, gate)
+  // and stores them with one 16-byte store. Keeps the stores coalesced and the code small.
+  constexpr int kLdO = kBN + 4;
+  float* const sOut = reinterpret_cast<float*>(base + L::kStage0);  // [kBM][kLdO]
+  static_assert(kBM * kLdO * 4 <= 2 * 2 * L::kStageSize, "the output tile fits in the stages");
+  __syncthreads();
+#pragma unroll
+  for (int nt = 0; nt < kBN / 8; ++nt) {
+    const int col = nt * 8 + 2 * tig;
+    *reinterpret_cast<float2*>(sOut + row_lo * kLdO + col) = make_float2(acc.acc[0][nt][0], acc.acc[0][nt][1]);
+    *reinterpret_cast<float2*>(sOut + row_hi * kLdO + col) = make_float2(acc.acc[0][nt][2], acc.acc[0][nt][3]);
+  }
+  __syncthreads();
+  T* const out = static_cast<T*>(p.out.p);
+  T* const out_x = static_cast<T*>(p.out_x.p);
+#pragma unroll 1
+  for (int e = tid; e < kBM * (kBN / 8); e += kBlockThreads) {
+    const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
+    const int64_t i = i0 + r, pp = p0 + col;
+    if (i >= valid || pp >= P) continue;  // P is a multiple of 8: all 8 or none
+    const int64_t at = ((b * S + t0 + i) * H + h) * P + pp;
+    float y[8];
+    const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col);
+    const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col + 4);
+    y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
+    if (p.D.p != nullptr) {
+      Vec8<T> xv;
+      xv.raw = *reinterpret_cast<const uint4*>(x + at);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) y[q] += load(p.D, p.d_has_hdim ? h * P + pp + q : h) * Half16<T>::to(xv.h[q]);
+    }
+    if (p.z.p != nullptr) {
+      if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);
+      float zv[8];
+      load8(p.z, at, zv);
+#pragma unroll
+      for (int q = 0; q < 8; ++q) y[q] = gate(y[q], zv[q]);
+    }
+    *reinterpret_cast<uint4*>(out + at) = pack8<T>(y);  // rounded to x's dtype
+  }
+}
+
+// The shared conditions of both variants; the kernel is launched when they hold.
+template <bool kFused>
+bool launch(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream) {
+  const int32_t dt = p.x.dtype;
+  if (p.C.dtype != dt || (dt != SSD_DTYPE_F16 && dt != SSD_DTYPE_BF16)) return false;
+  if (!kFused && p.cb.dtype != dt) return false;
+  if (kFused && B.dtype != dt) return false;
+  if (p.states.dtype != SSD_DTYPE_F32 && p.states.dtype != dt) return false;
+  if (p.headdim % 8 != 0 || p.dstate % 8 != 0 || p.chunk % 8 != 0) return false;
+  if (p.dstate > kMaxN || p.chunk > kMaxQ) return false;
+  for (const void* q : {p.x.p, p.C.p, p.states.p, static_cast<const void*>(p.out.p), kFused ? B.p : p.cb.p})
+    if (!aligned16(q)) return false;
+  if (p.out_x.p != nullptr && !aligned16(p.out_x.p)) return false;
+  if (p.z.p != nullptr && !aligned16(p.z.p)) return false;
+  if (p.out.dtype != dt || (p.out_x.p != nullptr && p.out_x.dtype != dt)) return false;
+  const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.chunk, kBM) * ceil_div(p.headdim, kBN);
+  if (tiles > 0x7fffffff) return false;
+  const size_t smem = Layout<kFused>::kBytes;
+  const auto kernel =
+      dt == SSD_DTYPE_F16 ? chunk_scan_tc_kernel<__half, kFused> : chunk_scan_tc_kernel<__nv_bfloat16, kFused>;
+  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
+             "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
+  kernel<<<static_cast<unsigned>(tiles), kBlockThreads, smem, stream>>>(p, B);
+  check_launch(op, "chunk_scan_tc_kernel");
+  return true;
+}
+
+}  // namespace
+
+bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream_t stream) {
+  return launch<false>(op, p, In{nullptr, SSD_DTYPE_F32}, stream);
+}
+
+bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream) {
+  return launch<true>(op, p, B, stream);
+}
+
+}  // namespace ssd_gpu

@@ -1,0 +1,222 @@
+// Tensor-core building blocks of the fast kernels: 16-bit operand traits, 8-wide vector loads that
+// convert any storage dtype to fp32, ldmatrix / mma.sync m16n8k16 wrappers and a warp-tile GEMM
+// over shared-memory tiles. Products of f16/bf16 operands are exact in fp32 and accumulate in
+// fp32, so the tensor cores change only the summation order of the fp32 kernels, never a rounding
+// point of the contract.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "tensor_access.cuh"
+
+namespace ssd_gpu {
+
+// ---- 16-bit operand types ------------------------------------------------------------------------
+template <class T>
+struct Half16;
+// from/to convert one value; pack2/unpack2 convert the two values of one 32-bit register (lower
+// index in the low half, as mma.sync fragments hold them) with one instruction where one exists.
+template <>
+struct Half16<__half> {
+  static constexpr int32_t kDtype = SSD_DTYPE_F16;
+  __device__ static __half from(float v) { return __float2half_rn(v); }
+  __device__ static float to(__half v) { return __half2float(v); }
+  __device__ static uint32_t pack2(float lo, float hi) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  __device__ static float2 unpack2(uint32_t u) { return __half22float2(*reinterpret_cast<const __half2*>(&u)); }
+};
+template <>
+struct Half16<__nv_bfloat16> {
+  static constexpr int32_t kDtype = SSD_DTYPE_BF16;
+  __device__ static __nv_bfloat16 from(float v) { return __float2bfloat16_rn(v); }
+  __device__ static float to(__nv_bfloat16 v) { return __bfloat162float(v); }
+  __device__ static uint32_t pack2(float lo, float hi) {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  __device__ static float2 unpack2(uint32_t u) {
+    return __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&u));
+  }
+};
+
+// Eight consecutive 16-bit values: one 16-byte load or store.
+template <class T>
+union Vec8 {
+  uint4 raw;
+  T h[8];
+};
+
+// Eight consecutive elements t[i..i+7] of any storage dtype as fp32. Vector loads (one 16-byte
+// load for f16/bf16, two for f32): i must be a multiple of 8 and the base 16-byte aligned, which
+// the launchers check before choosing a fast kernel.
+__device__ __forceinline__ void load8(In t, int64_t i, float v[8]) {
+  if (t.dtype == SSD_DTYPE_F32) {
+    const float4* q = reinterpret_cast<const float4*>(static_cast<const float*>(t.p) + i);
+    const float4 a = q[0], b = q[1];
+    v[0] = a.x, v[1] = a.y, v[2] = a.z, v[3] = a.w, v[4] = b.x, v[5] = b.y, v[6] = b.z, v[7] = b.w;
+  } else if (t.dtype == SSD_DTYPE_F16) {
+    Vec8<__half> q;
+    q.raw = *reinterpret_cast<const uint4*>(static_cast<const __half*>(t.p) + i);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = __half2float(q.h[e]);
+  } else {
+    Vec8<__nv_bfloat16> q;
+    q.raw = *reinterpret_cast<const uint4*>(static_cast<const __nv_bfloat16*>(t.p) + i);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) v[e] = __bfloat162float(q.h[e]);
+  }
+}
+
+// Eight fp32 values rounded to nearest even into T, packed for one 16-byte shared-memory store.
+template <class T>
+__device__ __forceinline__ uint4 pack8(const float v[8]) {
+  Vec8<T> q;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) q.h[e] = Half16<T>::from(v[e]);
+  return q.raw;
+}
+
+// Two adjacent outputs t[i], t[i+1] (i even) in the output's dtype, one 8- or 4-byte store.
+__device__ __forceinline__ void store2(Out t, int64_t i, float a, float b) {
+  switch (t.dtype) {
+    case SSD_DTYPE_F16: *reinterpret_cast<__half2*>(static_cast<__half*>(t.p) + i) = __floats2half2_rn(a, b); break;
+    case SSD_DTYPE_BF16:
+      *reinterpret_cast<__nv_bfloat162*>(static_cast<__nv_bfloat16*>(t.p) + i) = __floats2bfloat162_rn(a, b);
+      break;
+    default: *reinterpret_cast<float2*>(static_cast<float*>(t.p) + i) = make_float2(a, b); break;
+  }
+}
+
+__host__ __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+// ---- cp.async: global -> shared without registers ---------------------------------------------------
+// 16 bytes from src to dst (both 16-byte aligned); with pred false nothing is read (src must still
+// be a valid address) and dst is zero-filled, which is how tile tails become zeros.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool pred) {
+  const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  const int bytes = pred ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// ---- ldmatrix and mma.sync -----------------------------------------------------------------------
+__device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* smem) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t r[4], const void* smem) {
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(a));
+}
+
+// d += a * b for one 16x8x16 block, fp32 accumulation.
+template <class T>
+__device__ __forceinline__ void mma16816(float d[4], const uint32_t a[4], const uint32_t b[2]);
+template <>
+__device__ __forceinline__ void mma16816<__half>(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+template <>
+__device__ __forceinline__ void mma16816<__nv_bfloat16>(float d[4], const uint32_t a[4], const uint32_t b[2]) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// ---- Warp-tile GEMM over shared-memory tiles -------------------------------------------------------
+// acc[WM x WN] += A[WM x K] * B[K x WN] for one warp. Shared tiles are row-major with a leading
+// dimension in elements (a multiple of 8, padded by 8 so the eight 16-byte rows of an ldmatrix hit
+// distinct banks). A is stored [m][k] (kAKContig) or [k][m]; B is stored [n][k] (kBKContig) or [k][n];
+// the transposed layouts use ldmatrix.trans, so no operand is ever transposed in memory. The
+// layouts are template arguments of run(), so one accumulator can sum products of both kinds.
+// Accumulator layout (mma.sync's): acc[mt][nt][0,1] at row mt*16 + lane/4, columns nt*8 + 2*(lane%4)
+// + {0,1}; acc[mt][nt][2,3] eight rows further down.
+template <class T, int WM, int WN>
+struct WarpTile {
+  static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tiles are multiples of 16x16");
+  static constexpr int kMT = WM / 16, kNT = WN / 8;
+  float acc[kMT][kNT][4];
+
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+  }
+
+  // K = ksteps * 16 starting at column/row k0 of the tiles; m0, n0: the warp's origin in the tiles.
+  template <bool kAKContig, bool kBKContig>
+  __device__ __forceinline__ void run(const T* sA, int lda, const T* sB, int ldb, int m0, int n0, int k0, int ksteps) {
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int idx = lane >> 3, r = lane & 7;
+    for (int ks = 0; ks < ksteps; ++ks) {
+      const int k = k0 + ks * 16;
+      uint32_t a[kMT][4], b[kNT][2];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        const int m = m0 + mt * 16;
+        if constexpr (kAKContig)
+          ldsm_x4(a[mt], sA + (m + r + (idx & 1) * 8) * lda + k + (idx >> 1) * 8);
+        else
+          ldsm_x4_trans(a[mt], sA + (k + r + (idx >> 1) * 8) * lda + m + (idx & 1) * 8);
+      }
+#pragma unroll
+      for (int np = 0; np < kNT / 2; ++np) {
+        const int n = n0 + np * 16;
+        uint32_t q[4];
+        if constexpr (kBKContig)
+          ldsm_x4(q, sB + (n + r + (idx >> 1) * 8) * ldb + k + (idx & 1) * 8);
+        else
+          ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * ldb + n + (idx >> 1) * 8);
+        b[2 * np][0] = q[0], b[2 * np][1] = q[1], b[2 * np + 1][0] = q[2], b[2 * np + 1][1] = q[3];
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) mma16816<T>(acc[mt][nt], a[mt], b[nt]);
+    }
+  }
+
+  // One 16-deep step with the A fragment already in registers (kMT == 1), e.g. probabilities or
+  // coefficients computed from an accumulator: acc += a * B[k..k+15][n0..n0+WN).
+  template <bool kBKContig>
+  __device__ __forceinline__ void step_a_regs(const uint32_t a[4], const T* sB, int ldb, int n0, int k) {
+    static_assert(kMT == 1, "register A fragments cover 16 rows");
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int idx = lane >> 3, r = lane & 7;
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      const int n = n0 + np * 16;
+      uint32_t q[4];
+      if constexpr (kBKContig)
+        ldsm_x4(q, sB + (n + r + (idx >> 1) * 8) * ldb + k + (idx & 1) * 8);
+      else
+        ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * ldb + n + (idx >> 1) * 8);
+      const uint32_t b0[2] = {q[0], q[1]}, b1[2] = {q[2], q[3]};
+      mma16816<T>(acc[0][2 * np], a, b0);
+      mma16816<T>(acc[0][2 * np + 1], a, b1);
+    }
+  }
+};
+
+
+
+}  // namespace ssd_gpu
