@@ -17,7 +17,9 @@ cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build
 # Every kernel library (the emulation and the planted bugs too, for ssd-suite), and the golden set.
 mkdir -p "$bundle/kernels" "$bundle/golden"
 cp build/kernels/*.so "$bundle/kernels/"
-cp golden/data/*.h5 golden/data/manifest.txt "$bundle/golden/"
+# SSD_BUNDLE_GOLDEN=0 leaves the golden set out (suite.sh then reads the source tree's golden/data
+# beside the bundle), for transports with a size limit.
+[ "${SSD_BUNDLE_GOLDEN:-1}" = 0 ] || cp golden/data/*.h5 golden/data/manifest.txt "$bundle/golden/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
 for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/ssd-suite" "$bundle/libssd-kernels-cuda.so"; do
@@ -55,7 +57,9 @@ cat > "$bundle/suite.sh" <<'RUN'
 # bundled CUDA kernels (bash suite.sh [ssd-suite options]).
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}" SSD_KERNEL_PATH="$here/kernels"
-exec "$here/ssd-suite" --data "$here/golden" "$@"
+data="$here/golden"
+[ -f "$data/manifest.txt" ] || data="$here/../golden/data"
+exec "$here/ssd-suite" --data "$data" "$@"
 RUN
 chmod +x "$bundle/run.sh" "$bundle/fuzz.sh" "$bundle/bench.sh" "$bundle/suite.sh"
 echo "bundle ready: $(du -sh "$bundle" | cut -f1) in $bundle/"
