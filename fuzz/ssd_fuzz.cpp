@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
   app.add_option("--problem", problem_lines, "replay this problem string instead of generating cases (repeatable)");
   app.add_option("--problems", problems_file, "replay the problem strings of this file (one per line, # comments)");
   app.add_option("--report", report, "write a JSON report to this file");
+  std::string f32_dots = "ieee";
+  app.add_option("--f32-dots", f32_dots, "how the kernels take f32 operands into dot products: ieee (default) or tf32")
+      ->check(CLI::IsMember({"ieee", "tf32"}));
   app.add_option("--junit", junit, "write a JUnit XML report to this file (one testcase per op and dtype)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
   CLI11_PARSE(app, argc, argv);
@@ -102,6 +105,7 @@ int main(int argc, char** argv) {
   o.large_fraction = large;
   o.huge_fraction = huge;
   o.dump_dir = dump;
+  o.f32_dots = f32_dots == "tf32" ? ssd::DotPrecision::tf32 : ssd::DotPrecision::ieee;
 
   try {
     const ssd::KernelLibrary library = ssd::KernelLibrary::open(kernels);

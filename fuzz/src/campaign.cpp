@@ -67,10 +67,20 @@ std::optional<Problem> huge_problem(Op op, std::uint64_t seed) {
   return parse_problem(std::string(huge) + " seed=" + std::to_string(seed));
 }
 
+namespace {
+
+Problem with_declared_dots(Problem p, const CampaignOptions& options) {
+  if (op_spec(p.op).takes_flag("dots")) p.dots = options.f32_dots;
+  return p;
+}
+
+}  // namespace
+
 Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) {
   if (is_huge_case(options, k))
-    if (auto p = huge_problem(op, mix(options.seed ^ static_cast<std::uint64_t>(k)) & 0xFFFFFF)) return *p;
-  return generate(op, options, k).value();
+    if (auto p = huge_problem(op, mix(options.seed ^ static_cast<std::uint64_t>(k)) & 0xFFFFFF))
+      return with_declared_dots(*p, options);
+  return with_declared_dots(generate(op, options, k).value(), options);
 }
 
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k) {
@@ -85,7 +95,7 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
       if (since(start) >= options.shrink_seconds) break;
       bool still_fails = false;
       try {
-        still_fails = fails(library, candidate->value());
+        still_fails = fails(library, with_declared_dots(candidate->value(), options));
       } catch (const std::exception&) {
         still_fails = false;  // a shrink that cannot be built is not a smaller failure
       }
@@ -97,7 +107,7 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
     }
   }
   // Then the tokens the generator's tree cannot drop (flags, overrides, seq=rand as runs).
-  return shrink_problem(current.value(), [&](const Problem& p) { return fails(library, p); },
+  return shrink_problem(with_declared_dots(current.value(), options), [&](const Problem& p) { return fails(library, p); },
                         options.shrink_seconds - since(start));
 }
 

@@ -145,6 +145,7 @@ std::string to_string(const Problem& p) {
   for (const auto& role : spec.inputs)
     if (auto it = p.dtypes.find(role.name); it != p.dtypes.end()) s << ' ' << role.name << '=' << dtype_name(it->second);
   if (auto it = p.dtypes.find("out"); it != p.dtypes.end()) s << " out=" << dtype_name(it->second);
+  if (p.dots == DotPrecision::tf32) s << " dots=tf32";
   if (p.fill != spec.fills.front()) s << " fill=" << p.fill;
   s << " seed=" << p.seed;
   return s.str();
@@ -232,6 +233,11 @@ Problem parse_problem(std::string_view text) {
     } else if (key == "slots") {
       flag_allowed(t, "slots");
       p.slots = parse_integer(t, value);
+    } else if (key == "dots") {
+      flag_allowed(t, "dots");
+      if (value == "tf32") p.dots = DotPrecision::tf32;
+      else if (value == "ieee") p.dots = DotPrecision::ieee;
+      else bad_token(t, "expected dots=ieee or dots=tf32");
     } else if (key == "fill") {
       bool known = false;
       for (auto f : spec.fills) known = known || f == value;

@@ -1,6 +1,6 @@
 // The tolerance rule separates honest kernels from wrong ones: over 1000 random problems per op
 // (every dtype and flag), both honest fp32 emulations (kernel order and blocked/tree order) pass
-// with max utilization r <= 0.5. The r histogram of every op and output is printed at the end.
+// with max utilization r <= 0.5, and so does the TF32 emulation on problems that declare dots=tf32. The r histogram of every op and output is printed at the end.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -31,10 +31,11 @@ std::map<std::string, std::pair<std::int64_t, double>>& by_dtype() {
   return t;
 }
 
-void honest_variant_passes(ssd::Op op, const char* variant) {
+void honest_variant_passes(ssd::Op op, const char* variant, ssd::DotPrecision dots = ssd::DotPrecision::ieee) {
   static std::map<std::string, ssd::KernelLibrary> libraries;
   if (!libraries.count(variant)) libraries.emplace(variant, ssd::KernelLibrary::open(variant));
-  const ssd::Problem problem = *ssd::gen_problem(op);
+  ssd::Problem problem = *ssd::gen_problem(op);
+  problem.dots = dots;  // the precision the variant declares
   const ssd::CaseJudgement j = ssd::check_case(libraries.at(variant), problem);
   for (const auto& o : j.outputs) {
     Tally& t = tallies()[std::string(variant) + " " + std::string(ssd::op_name(op)) + " " + o.name];
@@ -66,6 +67,16 @@ HONEST(StatePassing, state_passing)
 HONEST(ChunkScan, chunk_scan)
 HONEST(Recurrent, recurrent)
 HONEST(DiscretizeSegsum, discretize_segsum)
+
+// The honest kernel of a library that declares TF32 dot products, on the ops that have them.
+#define HONEST_TF32(Name, op)                                              \
+  RC_GTEST_PROP(HonestEmulationTf32, Name, ()) {                          \
+    honest_variant_passes(ssd::Op::op, "emulation-tf32", ssd::DotPrecision::tf32); \
+  }
+HONEST_TF32(Mamba2, mamba2)
+HONEST_TF32(ChunkCoupling, chunk_coupling)
+HONEST_TF32(ChunkState, chunk_state)
+HONEST_TF32(ChunkScan, chunk_scan)
 
 // Runs last (gtest keeps definition order): the evidence behind docs/tolerance.md.
 TEST(Utilization, Histograms) {

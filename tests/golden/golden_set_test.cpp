@@ -73,6 +73,7 @@ TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {
     mark(p.dt_bias, "dt_bias");
     mark(p.softplus, "softplus");
     mark(p.dt_limit.has_value(), "limit");
+    mark(p.dots == ssd::DotPrecision::tf32, "dots");
     mark(p.D == ssd::DMode::per_head, "D");
     mark(p.D == ssd::DMode::per_head_dim, "Dhp");
     mark(p.z, "z");

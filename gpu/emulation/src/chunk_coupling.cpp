@@ -41,6 +41,8 @@ Outputs chunk_coupling(const Problem& p, const InputSet& in, const Ctx& ctx) {
   std::vector<float> C = ctx.load(*a.C), B = ctx.load(*a.B);
   round_all(C, dot);
   round_all(B, dot);
+  ctx.dot_operands(C, dot);
+  ctx.dot_operands(B, dot);
   const Shape shape{d.batch, d.chunks, G, Q, Q};
   std::vector<float> cb(static_cast<std::size_t>(element_count(shape)));
   chunk_coupling_kernel(ctx, d, C.data(), B.data(), SeqIds(a.seq_idx, d.seqlen, ctx), cb.data());

@@ -32,14 +32,15 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
     // Entering states in C's dtype.
     std::vector<float> prev(static_cast<std::size_t>(P * N));
     for (std::int64_t e = 0; e < P * N; ++e)
-      prev[static_cast<std::size_t>(e)] = round_float(in.C_dtype, in.states[item * P * N + e]);
+      prev[static_cast<std::size_t>(e)] = ctx.dot_operand(round_float(in.C_dtype, in.states[item * P * N + e]), in.C_dtype);
     // Within-chunk coefficients (cb * decay) * dt, rounded to x's dtype.
     std::vector<float> coefficient(static_cast<std::size_t>(L * L), 0.0f);
     for (std::int64_t i = 0; i < L; ++i)
       for (std::int64_t k = 0; k < terms(i, L); ++k) {
         const float cbv = in.cb_transposed ? cb[k * Q + i] : cb[i * Q + k];
         const float decay = ctx.exp(std::fmin(ctx.sub(dA[i], dA[k]), 0.0f));
-        coefficient[static_cast<std::size_t>(i * L + k)] = round_float(in.x_dtype, ctx.mul(ctx.mul(cbv, decay), dt[k]));
+        coefficient[static_cast<std::size_t>(i * L + k)] =
+            ctx.dot_operand(round_float(in.x_dtype, ctx.mul(ctx.mul(cbv, decay), dt[k])), in.x_dtype);
       }
 
     const std::int64_t previous_id = c >= 1 && seq.present() ? seq(b, t0 - 1) : 0;
@@ -51,9 +52,11 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
       const float* row = coefficient.data() + i * L;
       for (std::int64_t p = 0; p < P; ++p) {
         const float* prev_p = prev.data() + p * N;
-        const float off = ctx.mul(ctx.sum(N, [&](std::int64_t n) { return ctx.mul(Ct[n], prev_p[n]); }), scale);
+        const float off = ctx.mul(
+            ctx.sum(N, [&](std::int64_t n) { return ctx.mul(ctx.dot_operand(Ct[n], in.C_dtype), prev_p[n]); }), scale);
         const float* xp = in.x + ((b * S + t0) * H + h) * P + p;
-        float y = ctx.sum(terms(i, L), [&](std::int64_t k) { return ctx.mul(row[k], xp[k * H * P]); }, off);
+        float y = ctx.sum(
+            terms(i, L), [&](std::int64_t k) { return ctx.mul(row[k], ctx.dot_operand(xp[k * H * P], in.x_dtype)); }, off);
         const std::int64_t flat = ((b * S + t) * H + h) * P + p;
         if (in.D) y = ctx.add(y, ctx.mul(in.x[flat], in.d_has_hdim ? in.D[h * P + p] : in.D[h]));
         if (in.z) {

@@ -29,14 +29,14 @@ void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const f
       const float w = same_sequence ? ctx.mul(ctx.exp(std::fmin(ctx.sub(dAc[end], dAc[k]), 0.0f)), dtc[k]) : 0.0f;
       const float* Bk = B + ((b * S + t0 + k) * G + g) * N;
       for (std::int64_t n = 0; n < N; ++n)
-        Bw[static_cast<std::size_t>(k * N + n)] = round_float(x_dtype, ctx.mul(Bk[n], w));
+        Bw[static_cast<std::size_t>(k * N + n)] = ctx.dot_operand(round_float(x_dtype, ctx.mul(Bk[n], w)), x_dtype);
     }
     const float* xc = x + ((b * S + t0) * H + h) * P;
     float* out = states + item * P * N;
     for (std::int64_t p = 0; p < P; ++p)
       for (std::int64_t n = 0; n < N; ++n)
         out[p * N + n] = ctx.sum(L, [&](std::int64_t k) {
-          return ctx.mul(xc[k * H * P + p], Bw[static_cast<std::size_t>(k * N + n)]);
+          return ctx.mul(ctx.dot_operand(xc[k * H * P + p], x_dtype), Bw[static_cast<std::size_t>(k * N + n)]);
         });
   }
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -30,7 +31,22 @@ inline float round_float(DType t, float v) {
 // rounding to bf16 under Flaw::all_bf16.
 class Ctx {
  public:
-  explicit Ctx(const EmulationOptions& o) : order_(o.order), flaw_(o.flaw), bf16_(o.flaw == Flaw::all_bf16) {}
+  explicit Ctx(const EmulationOptions& o)
+      : order_(o.order), flaw_(o.flaw), bf16_(o.flaw == Flaw::all_bf16), tf32_(o.tf32_dots) {}
+
+  // A dot-product operand stored in `t`: with TF32 dots an f32 operand keeps 10 mantissa bits
+  // (truncated, the worse of the two hardware behaviours); 16-bit operands are exact in TF32.
+  float dot_operand(float v, DType t) const {
+    if (!tf32_ || t != DType::f32 || !std::isfinite(v)) return v;
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    bits &= 0xFFFFE000u;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+  }
+  void dot_operands(std::vector<float>& values, DType t) const {
+    for (float& v : values) v = dot_operand(v, t);
+  }
 
   bool has(Flaw f) const { return flaw_ == f; }
   SumOrder order() const { return order_; }
@@ -119,6 +135,7 @@ class Ctx {
   SumOrder order_;
   Flaw flaw_;
   bool bf16_;
+  bool tf32_;
 };
 
 // seq_idx lookup: s[b,t], or under Flaw::seq_boundary_late the id of the previous token s[b,t-1]

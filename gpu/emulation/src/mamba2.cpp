@@ -47,6 +47,8 @@ Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx) {
   std::vector<float> Cdot = C, Bdot = B;
   round_all(Cdot, dot);
   round_all(Bdot, dot);
+  ctx.dot_operands(Cdot, dot);
+  ctx.dot_operands(Bdot, dot);
   std::vector<float> cb(static_cast<std::size_t>(Bt * NC * G * Q * Q));
   chunk_coupling_kernel(ctx, d, Cdot.data(), Bdot.data(), seq, cb.data());
 

@@ -23,7 +23,7 @@ OpSpec chunk_coupling() {
   s.name = "chunk_coupling";
   s.benchmark_name = "SSDChunkCouplingFwd";
   s.dims = {'b', 's', 'g', 'n', 'q'};
-  s.flags = {"seq", "causal", "out"};
+  s.flags = {"seq", "causal", "out", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench"};
   s.inputs = {

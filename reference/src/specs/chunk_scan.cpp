@@ -27,7 +27,7 @@ OpSpec chunk_scan() {
   s.name = "chunk_scan";
   s.benchmark_name = "SSDChunkScanFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
-  s.flags = {"D", "Dhp", "z", "seq"};
+  s.flags = {"D", "Dhp", "z", "seq", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "A_zero", "underflow"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };

@@ -23,7 +23,7 @@ OpSpec chunk_state() {
   s.name = "chunk_state";
   s.benchmark_name = "SSDChunkStateFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
-  s.flags = {"seq", "out"};
+  s.flags = {"seq", "out", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "A_zero", "underflow"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };

@@ -76,6 +76,10 @@ double conversion_roundoff(DType from, DType to) {
   return unit_roundoff(to);
 }
 
+double tf32_operand_roundoff(const Problem& p, DType operand) {
+  return p.dots == DotPrecision::tf32 && operand == DType::f32 ? 0x1p-10 : 0.0;
+}
+
 double half_subnormal(DType t) {
   switch (t) {
     case DType::f16: return 0x1p-25;

@@ -29,6 +29,11 @@ Tensor chunk_total_magnitude(const Tensor& dA, std::int64_t headdim, std::int64_
 // The unit roundoff of converting `from` to `to` (0 when `from` is already representable in `to`,
 // i.e. `to` is at least as wide).
 double conversion_roundoff(DType from, DType to);
+// Relative error of one dot-product operand stored in `operand` when the problem declares TF32 dot
+// products (dots=tf32): an f32 operand keeps 10 of its 23 mantissa bits, off by less than 2^-10 when
+// the hardware truncates (tensor cores reading raw f32 bits) and 2^-11 when it rounds. 16-bit
+// operands are exact in TF32, and IEEE dots round nothing: 0.
+double tf32_operand_roundoff(const Problem& p, DType operand);
 
 // Absolute error of rounding a value in the subnormal range of a 16-bit intermediate: half the
 // subnormal spacing (f16 2^-25); 0 for f32, whose intermediates are not rounded further.

@@ -104,9 +104,12 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   const DType dx = in.at("x").dtype(), dB = in.at("B").dtype(), dC = in.at("C").dtype();
   const DType dot = (dC == DType::bf16 || dB == DType::bf16) ? DType::bf16
                     : (dC == DType::f16 || dB == DType::f16) ? DType::f16 : DType::f32;
-  const double u_states = conversion_roundoff(DType::f32, dx);
+  // Declared TF32 rounds every f32 operand of the four dots once more: B*w and x (chunk states),
+  // C and B (coupling), C and the entering states, the coefficients and x (scan).
+  const double u_states = conversion_roundoff(DType::f32, dx) + 2 * tf32_operand_roundoff(p, dx);
   const double u_out_path = u_states + conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx) +
-                            conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot);
+                            conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot) + 2 * tf32_operand_roundoff(p, dot) +
+                            2 * tf32_operand_roundoff(p, dC) + 2 * tf32_operand_roundoff(p, dx);
   Bounds bounds;
   add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC, bounds,
                    std::max(half_subnormal(dC), half_subnormal(dx)));

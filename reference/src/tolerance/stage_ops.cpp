@@ -53,7 +53,7 @@ Bounds chunk_coupling_bounds(const Problem& p, const InputSet& in, const Outputs
   const DType dC = in.at("C").dtype(), dB = in.at("B").dtype();
   const DType dot = (dC == DType::bf16 || dB == DType::bf16) ? DType::bf16
                     : (dC == DType::f16 || dB == DType::f16) ? DType::f16 : DType::f32;
-  const double u_mid = conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot);
+  const double u_mid = conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot) + 2 * tf32_operand_roundoff(p, dot);
   // A converted input below the normal range is off by up to half a subnormal spacing, times the
   // other factor: sum_n |B_jn| + |C_in|.
   Tensor F(DType::f64, shadow.get("CB").value.shape());
@@ -79,7 +79,8 @@ Bounds chunk_state_bounds(const Problem& p, const InputSet& in, const Outputs& o
   // B*w is rounded to x.dtype before the dot with x; below the normal range that rounding is
   // absolute, charged on sum_k |x_k| (the oracle with unit B, dt and decays).
   const DType dx = in.at("x").dtype();
-  const double u_mid = conversion_roundoff(DType::f32, dx);
+  // Both operands of the dot (B*w and x) are in x.dtype: declared TF32 rounds each once more.
+  const double u_mid = conversion_roundoff(DType::f32, dx) + 2 * tf32_operand_roundoff(p, dx);
   const Tensor ones_B = filled(absB.shape(), 1.0), ones_dt = filled(absdt.shape(), 1.0), zero_dA = filled(dA.shape(), 0.0);
   const Tensor F = chunk_state_chunked({&ones_B, &absx, &ones_dt, &zero_dA, seq}).get("states").value;
   Bounds bounds;
@@ -183,7 +184,9 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   const ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
   // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype.
   const DType dC = in.at("C").dtype(), dx = in.at("x").dtype();
-  const double u_mid = conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx);
+  // Declared TF32: C and the states (C.dtype), the coefficients and x (x.dtype) rounded once more.
+  const double u_mid = conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx) +
+                       2 * tf32_operand_roundoff(p, dC) + 2 * tf32_operand_roundoff(p, dx);
   Bounds bounds;
   add_gated_bounds(p, oracle, in.find("z"), s, u_mid, std::max(p.q, p.n), bounds,
                    std::max(half_subnormal(dC), half_subnormal(dx)));

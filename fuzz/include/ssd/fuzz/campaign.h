@@ -31,6 +31,9 @@ struct CampaignOptions {
   // CB) - the 32-bit offset bug of mamba_ssm #1015. GPU hosts only: the float64 oracle of such a
   // case needs tens of GB of memory and minutes of CPU.
   double huge_fraction = 0;
+  // How the library's kernels take f32 operands into dot products: every generated case of an op
+  // with dot products carries it (dots=tf32), so its bounds charge the declared rounding.
+  DotPrecision f32_dots = DotPrecision::ieee;
   std::filesystem::path dump_dir; // failing cases written here (empty = no dumps)
   double shrink_seconds = 30;     // time allowed to minimize one failure
 };

@@ -22,6 +22,11 @@ std::string_view op_name(Op op);            // "chunk_state"
 std::string_view op_benchmark_name(Op op);  // "SSDChunkStateFwd"
 Op parse_op(std::string_view text);         // either name; throws ArgumentError('op')
 
+// How f32 operands enter the dot products of the chunk ops, as the kernel declares it: IEEE fp32
+// ("dots" absent), or TF32 ("dots=tf32": 10 of the 23 mantissa bits, as tensor cores read f32
+// operands). The bounds charge the declared rounding of every f32 operand (docs/tolerance.md).
+enum class DotPrecision { ieee, tf32 };
+
 // How D enters: absent, [H] ("+D") or [H,P] ("+Dhp").
 enum class DMode { none, per_head, per_head_dim };
 
@@ -46,6 +51,7 @@ struct Problem {
   bool sbi = false;  // state_batch_indices (recurrent)
   bool tie = false;  // recurrent A and dt constant along p and n (the expanded-view layout)
   DMode D = DMode::none;
+  DotPrecision dots = DotPrecision::ieee;
   std::optional<DtLimit> dt_limit;  // absent: the default (0, +inf)
   SeqSpec seq;
   std::string fill = "default";     // value regime of the input fills (see OpSpec)

@@ -47,6 +47,9 @@ inline constexpr Flaw kAllFlaws[] = {
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
   Flaw flaw = Flaw::none;
+  // f32 dot-product operands read as TF32 (their 13 low mantissa bits dropped, as tensor cores do):
+  // the honest kernel of a library that declares TF32 dots (problem token dots=tf32).
+  bool tf32_dots = false;
 };
 
 // Runs one op of the problem on the given inputs. Returns outputs named as the oracle's, each a
