@@ -160,8 +160,9 @@ CampaignSummary summarize(const CampaignResult& r) {
 namespace {
 
 // One case: checked, tallied, and when it fails shrunk (by `shrink`) and dumped.
-void run_case(const KernelLibrary& library, const CampaignOptions& o, const Problem& p, CampaignResult& result,
+void run_case(const KernelLibrary& library, const CampaignOptions& o, const Problem& given, CampaignResult& result,
               const std::function<Problem()>& shrink) {
+  const Problem p = library.as_declared(given);  // what the case is judged as, and its repro
   const auto case_start = Clock::now();
   const CaseJudgement j = check_case(library, p);
   const double seconds = since(case_start);
@@ -170,7 +171,7 @@ void run_case(const KernelLibrary& library, const CampaignOptions& o, const Prob
   if (j.verdict != Verdict::failed) return;
   Failure f;
   f.original = p;
-  f.minimal = shrink();
+  f.minimal = library.as_declared(shrink());
   f.judgement = f.minimal == p ? j : check_case(library, f.minimal);
   if (!o.dump_dir.empty()) {
     try {

@@ -49,17 +49,43 @@ TEST(Tf32Dots, SixteenBitOperandsAreNotCharged) {
 // The honest TF32 emulation, judged as IEEE, fails the f32 cases of every op with dot products
 // (an honest kernel run with TF32 must declare it), and passes them when the problem declares TF32.
 TEST(Tf32Dots, TheTf32EmulationFailsUnderIeeeAndPassesUnderTf32) {
-  const auto library = ssd::KernelLibrary::open("emulation-tf32");
+  // The library declares TF32 (ABI version 2); a copy of its table that declares nothing is judged as IEEE.
+  const auto declared = ssd::KernelLibrary::open("emulation-tf32");
+  EXPECT_EQ(declared.f32_dots(), ssd::DotPrecision::tf32);
+  static ssd_kernel_table undeclared{};
+  undeclared = declared.table();
+  undeclared.f32_dot_precision = SSD_DOTS_IEEE;
+  const auto library = ssd::KernelLibrary::from_table(&undeclared, "emulation-tf32, undeclared");
   for (const char* line : {"chunk_coupling:f32 b2 s40 g2 n16 q16 seed=1", "chunk_state:f32 b1 s40 h2 p8 g1 n16 q16 seed=1",
                            "chunk_scan:f32 b1 s40 h2 p8 g1 n16 q16 seed=1",
                            "mamba2:f32 b1 s40 h2 p8 g1 n16 q16 +softplus +init seed=1"}) {
     ssd::Problem p = ssd::parse_problem(line);
     EXPECT_EQ(ssd::check_case(library, p).verdict, ssd::Verdict::failed) << line;
+    // Judged as it declares: the same problem string, dots=tf32 added by the declaration.
+    const ssd::CaseJudgement as_declared = ssd::check_case(declared, p);
+    EXPECT_EQ(as_declared.verdict, ssd::Verdict::passed) << ssd::describe(as_declared);
+    EXPECT_NE(as_declared.problem.find("dots=tf32"), std::string::npos) << as_declared.problem;
     p.dots = ssd::DotPrecision::tf32;
     const ssd::CaseJudgement j = ssd::check_case(library, p);
     EXPECT_EQ(j.verdict, ssd::Verdict::passed) << ssd::describe(j);
     EXPECT_LE(j.max_r(), 0.5) << ssd::describe(j);
   }
+}
+
+// A version-1 table (it ends before f32_dot_precision) still loads and is judged as IEEE.
+TEST(Tf32Dots, VersionOneTablesLoadAndDeclareNothing) {
+  static ssd_kernel_table v1{};
+  v1 = ssd::KernelLibrary::open("emulation").table();
+  v1.abi_version = 1;
+  v1.f32_dot_precision = SSD_DOTS_TF32;  // beyond a version-1 table: must not be read
+  const auto library = ssd::KernelLibrary::from_table(&v1, "version 1");
+  EXPECT_EQ(library.f32_dots(), ssd::DotPrecision::ieee);
+  EXPECT_EQ(ssd::check_case(library, ssd::parse_problem("chunk_scan:f32 b1 s16 h2 p4 g1 n4 q8 seed=1")).problem,
+            "chunk_scan:f32 b1 s16 h2 p4 g1 n4 q8 seed=1");
+  static ssd_kernel_table v3{};
+  v3 = v1;
+  v3.abi_version = 3;
+  EXPECT_THROW(ssd::KernelLibrary::from_table(&v3, "version 3"), ssd::ArgumentError);
 }
 
 TEST(Tf32Dots, TheTokenRoundTripsAndOnlyOpsWithDotsTakeIt) {

@@ -58,9 +58,12 @@ std::string resolve(const std::string& spec) {
 
 KernelLibrary KernelLibrary::from_table(const ssd_kernel_table* table, std::string origin) {
   if (table == nullptr) throw ArgumentError("kernels", origin + ": the table is NULL");
-  if (table->abi_version != SSD_KERNEL_ABI_VERSION)
+  if (table->abi_version < SSD_KERNEL_ABI_OLDEST_VERSION || table->abi_version > SSD_KERNEL_ABI_VERSION)
     throw ArgumentError("kernels", origin + ": kernel ABI version " + std::to_string(table->abi_version) +
-                                       ", this runner speaks version " + std::to_string(SSD_KERNEL_ABI_VERSION));
+                                       ", this runner speaks versions " + std::to_string(SSD_KERNEL_ABI_OLDEST_VERSION) +
+                                       " to " + std::to_string(SSD_KERNEL_ABI_VERSION));
+  if (table->abi_version >= 2 && table->f32_dot_precision != SSD_DOTS_IEEE && table->f32_dot_precision != SSD_DOTS_TF32)
+    throw ArgumentError("kernels", origin + ": unknown f32_dot_precision " + std::to_string(table->f32_dot_precision));
   if (table->memory_kind != SSD_MEMORY_HOST && table->memory_kind != SSD_MEMORY_CUDA)
     throw ArgumentError("kernels", origin + ": unknown memory kind " + std::to_string(table->memory_kind));
   KernelLibrary library;
@@ -108,5 +111,15 @@ std::vector<std::string> KernelLibrary::known_names() {
 }
 
 bool KernelLibrary::implements(Op op) const { return op_spec(op).abi.implemented_by(*table_); }
+
+DotPrecision KernelLibrary::f32_dots() const {
+  // A version-1 table ends before the field: it declares nothing, so IEEE.
+  return table_->abi_version >= 2 && table_->f32_dot_precision == SSD_DOTS_TF32 ? DotPrecision::tf32 : DotPrecision::ieee;
+}
+
+Problem KernelLibrary::as_declared(Problem p) const {
+  if (f32_dots() == DotPrecision::tf32 && op_spec(p.op).takes_flag("dots")) p.dots = DotPrecision::tf32;
+  return p;
+}
 
 }  // namespace ssd

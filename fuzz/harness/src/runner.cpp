@@ -79,7 +79,8 @@ KernelRun run_kernel(const KernelLibrary& library, const Problem& problem, const
   return run_call(library, problem, inputs);
 }
 
-CaseJudgement check_case(const KernelLibrary& library, const Problem& problem) {
+CaseJudgement check_case(const KernelLibrary& library, const Problem& given) {
+  const Problem problem = library.as_declared(given);
   CaseJudgement j;
   j.problem = to_string(problem);
   if (!library.implements(problem.op)) {

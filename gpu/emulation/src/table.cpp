@@ -41,6 +41,7 @@ ssd_kernel_table emulation_table(const EmulationOptions& options, const char* na
   t.memory_kind = SSD_MEMORY_HOST;
   for (Op op : kAllOps) op_spec(op).abi.install(t, &run);
   t.last_error = &last_error;
+  t.f32_dot_precision = options.tf32_dots ? SSD_DOTS_TF32 : SSD_DOTS_IEEE;
   return t;
 }
 

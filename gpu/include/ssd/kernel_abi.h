@@ -16,12 +16,18 @@
 extern "C" {
 #endif
 
-#define SSD_KERNEL_ABI_VERSION 1
+/* Version 2 adds f32_dot_precision at the end of the table; version-1 tables still load and are
+ * judged as IEEE (the runner reads the field only from version-2 tables). */
+#define SSD_KERNEL_ABI_VERSION 2
+#define SSD_KERNEL_ABI_OLDEST_VERSION 1
 #define SSD_KERNEL_TABLE_SYMBOL "ssd_get_kernel_table"
 #define SSD_MAX_RANK 6
 
 typedef enum { SSD_DTYPE_F32 = 0, SSD_DTYPE_F16 = 1, SSD_DTYPE_BF16 = 2, SSD_DTYPE_I32 = 3 } ssd_dtype;
 typedef enum { SSD_MEMORY_HOST = 0, SSD_MEMORY_CUDA = 1 } ssd_memory_kind;
+/* How a library's kernels take f32 operands into dot products: IEEE fp32 products, or TF32 (10 of
+ * the 23 mantissa bits, as tensor cores read f32), which the bounds then charge (docs/tolerance.md). */
+typedef enum { SSD_DOTS_IEEE = 0, SSD_DOTS_TF32 = 1 } ssd_dot_precision;
 
 typedef enum {
   SSD_STATUS_OK = 0,
@@ -140,6 +146,9 @@ typedef struct {
   ssd_status (*device_free)(void* pointer);
   ssd_status (*device_copy)(void* destination, const void* source, size_t bytes, int32_t direction);
   ssd_status (*device_synchronize)(void);
+
+  /* Since version 2. */
+  int32_t f32_dot_precision; /* ssd_dot_precision; 0 (IEEE) when the library declares nothing */
 } ssd_kernel_table;
 
 /* The one symbol a kernel library exports, named SSD_KERNEL_TABLE_SYMBOL:

@@ -26,6 +26,11 @@ class KernelLibrary {
   const ssd_kernel_table& table() const { return *table_; }
   const std::string& origin() const { return origin_; }
   bool implements(Op op) const;
+  // How the library declares its f32 dot products (ABI version 2; IEEE for version 1 or nothing said).
+  DotPrecision f32_dots() const;
+  // The problem as this library is judged on it: a library that declares TF32 dots turns dots=ieee
+  // into dots=tf32 on the ops with dot products (the case it is judged on, printed in its repro).
+  Problem as_declared(Problem p) const;
 
  private:
   std::shared_ptr<void> handle_;  // dlopen handle, closed with the last copy
