@@ -74,8 +74,9 @@ TEST(Tf32Dots, TheTf32EmulationFailsUnderIeeeAndPassesUnderTf32) {
 
 // A version-1 table (it ends before f32_dot_precision) still loads and is judged as IEEE.
 TEST(Tf32Dots, VersionOneTablesLoadAndDeclareNothing) {
+  static const auto emulation = ssd::KernelLibrary::open("emulation");  // keeps the entries loaded
   static ssd_kernel_table v1{};
-  v1 = ssd::KernelLibrary::open("emulation").table();
+  v1 = emulation.table();
   v1.abi_version = 1;
   v1.f32_dot_precision = SSD_DOTS_TF32;  // beyond a version-1 table: must not be read
   const auto library = ssd::KernelLibrary::from_table(&v1, "version 1");
