@@ -164,6 +164,9 @@ InputSet make_inputs(const Problem& p) {
 }
 
 InputSet make_inputs_unchecked(const Problem& p) {
+  // Refused before the first allocation: an overflowing or over-limit case would otherwise end in
+  // std::bad_alloc (or worse, a wrapped element count) with nothing naming the size.
+  if (auto why = size_reason(p)) throw ArgumentError("problem", *why + " (" + to_string(p) + ")");
   const OpSpec& spec = op_spec(p.op);
   InputSet inputs;
   for (const InputRole& role : spec.inputs) {
