@@ -124,7 +124,7 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     // Near or beyond fp32's range the contract's arithmetic itself overflows (e.g. a decode step
     // with negative dt' and no clamp; the margin covers intermediates larger than the terms):
     // any stored value is as good as another, so nothing is demanded.
-    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || S > kFp32Max / 16) {
+    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || S > kFp32OverflowShadow) {
       b.bound.data()[i] = std::numeric_limits<double>::infinity();
       continue;
     }

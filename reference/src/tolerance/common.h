@@ -10,6 +10,10 @@ namespace ssd::tolerance {
 
 inline constexpr double kAccumulationRoundoff = 0x1p-24;  // u_acc: fp32 arithmetic for every op
 inline constexpr double kFp32Max = 0x1.fffffep127;         // largest finite fp32
+// A shadow above this may overflow in the contract's fp32 arithmetic itself: nothing is demanded
+// of such an element. The margin (16x) covers intermediates larger than the terms and the relative
+// error of an exp at fp32's range end (about |argument| x 2^-23 < 1e-5) many times over.
+inline constexpr double kFp32OverflowShadow = kFp32Max / 16;
 
 // Elementwise |t| as a float64 tensor; nullopt for an absent tensor.
 Tensor absolute(const Tensor& t);

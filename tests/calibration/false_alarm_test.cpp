@@ -1,0 +1,130 @@
+// Regression cases where the bound rule once failed an honest fp32 kernel (the emulation): each
+// must now PASS on both honest emulations, and a planted wrong value in the same case must still
+// FAIL, so the fix did not simply stop checking.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ssd/op_spec.h"
+#include "ssd/runner.h"
+
+namespace {
+
+// The emulation's outputs of a case, judged after `plant` may change one of them.
+template <class Plant>
+ssd::CaseJudgement judge_planted(const ssd::Problem& p, Plant plant) {
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  const ssd::Bounds bounds = ssd::compute_bounds(p, in, oracle);
+  ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+  EXPECT_EQ(run.status, ssd::KernelRun::Status::ok) << run.message;
+  ssd::Outputs got;
+  for (const ssd::Output& o : run.outputs.all()) {
+    ssd::Tensor t = o.value;
+    plant(o.name, t, oracle, bounds);
+    got.add(o.name, std::move(t));
+  }
+  return ssd::judge(p, oracle, bounds, got);
+}
+
+void expect_honest_pass(const char* line) {
+  const ssd::Problem p = ssd::parse_problem(line);
+  for (const char* variant : {"emulation", "emulation-blocked"}) {
+    const ssd::CaseJudgement j = ssd::check_case(ssd::KernelLibrary::open(variant), p);
+    EXPECT_EQ(j.verdict, ssd::Verdict::passed) << variant << ": " << ssd::describe(j);
+  }
+}
+
+// recurrent, no clamp, raw dt down to -40: A dt' reaches +108, and a state element passes fp32's
+// largest value. `out` reads the unrounded fp32 state, so the emulation's out is inf there, while
+// C[n] or silu(z) scales out's float64 shadow well below the overflow exemption.
+constexpr const char* kRecurrentOverflow = "recurrent:bf16 b2 h2 p3 g2 n3 +Dhp fill=dt_edge seed=819788";
+
+TEST(FalseAlarm, RecurrentOutReadingAnOverflowedStatePasses) {
+  const ssd::Problem p = ssd::parse_problem(kRecurrentOverflow);
+  // The premise, checked independently of the bound code: some state element's fp32 value is
+  // infinite in the emulation while the oracle's out is finite everywhere.
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  const ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+  bool state_inf = false, out_inf = false;
+  for (std::int64_t i = 0; i < run.outputs.get("state").value.numel(); ++i)
+    state_inf = state_inf || std::isinf(run.outputs.get("state").value[i]);
+  for (std::int64_t i = 0; i < run.outputs.get("out").value.numel(); ++i) {
+    out_inf = out_inf || std::isinf(run.outputs.get("out").value[i]);
+    EXPECT_TRUE(std::isfinite(oracle.get("out").value[i]));
+  }
+  EXPECT_TRUE(state_inf);
+  EXPECT_TRUE(out_inf);
+  expect_honest_pass(kRecurrentOverflow);
+}
+
+TEST(FalseAlarm, RecurrentOverflowCaseStillCatchesAWrongOut) {
+  const ssd::Problem p = ssd::parse_problem(kRecurrentOverflow);
+  // Off by 4 bounds at the first out element whose state did not overflow (finite bound).
+  bool planted = false;
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                    const ssd::Bounds& bounds) {
+    if (name != "out" || planted) return;
+    const ssd::OutputBound& b = bounds.get("out");
+    for (std::int64_t i = 0; i < t.numel(); ++i) {
+      if (!std::isfinite(b.bound[i]) || b.is_exact(i)) continue;
+      t.set(i, oracle.get("out").value[i] + 4 * b.bound[i] + std::fabs(oracle.get("out").value[i]) * 0x1p-6);
+      planted = true;
+      return;
+    }
+  });
+  ASSERT_TRUE(planted);
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+}
+
+// chunk_cumsum with limit=0.001,1 and no softplus: a raw dt of exactly 0 (A = 0 regime) is
+// clamped to 0.001, which fp32 cannot represent; the stored value is fl32(0.001).
+constexpr const char* kClampedZero = "chunk_cumsum:f16 b2 s350 h2 q175 limit=0.001,1 A=f32 fill=A_zero seed=882128";
+
+// Flat index into dt_out [b,h,NC,q] of the first raw dt that is exactly 0 (dt is [b,s,h]).
+std::int64_t first_zero_dt(const ssd::Problem& p, const ssd::InputSet& in) {
+  const ssd::Tensor& dt = in.at("dt");
+  const std::int64_t NC = (p.s + p.q - 1) / p.q;
+  for (std::int64_t i = 0; i < dt.numel(); ++i)
+    if (dt[i] == 0.0) {
+      const std::int64_t b = i / (p.s * p.h), t = (i / p.h) % p.s, h = i % p.h;
+      return ((b * p.h + h) * NC + t / p.q) * p.q + t % p.q;
+    }
+  return -1;
+}
+
+TEST(FalseAlarm, ClampOfAZeroDtToAnUnrepresentableLimitPasses) {
+  const ssd::Problem p = ssd::parse_problem(kClampedZero);
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const std::int64_t at = first_zero_dt(p, in);
+  ASSERT_GE(at, 0) << "the case has no raw dt of exactly 0";
+  // Hand-worked: dt' = clamp(0, 0.001, 1) = 0.001 in float64; the fp32 kernel stores fl32(0.001).
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  EXPECT_EQ(oracle.get("dt_out").value[at], 0.001);
+  const ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+  EXPECT_EQ(run.outputs.get("dt_out").value[at], static_cast<double>(0.001f));
+  EXPECT_NE(static_cast<double>(0.001f), 0.001);
+  expect_honest_pass(kClampedZero);
+}
+
+TEST(FalseAlarm, ClampedZeroCaseStillCatchesAMissingClamp) {
+  const ssd::Problem p = ssd::parse_problem(kClampedZero);
+  const std::int64_t at = first_zero_dt(p, ssd::make_inputs(p));
+  ASSERT_GE(at, 0);
+  // A kernel that skips the clamp for this element stores the raw 0.
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs&,
+                                                    const ssd::Bounds&) {
+    if (name == "dt_out") t.set(at, 0.0);
+  });
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+  // And one that stores the limit rounded to bf16 (0.00100708) instead of fp32 is off by far more
+  // than an fp32 rounding: FAILED too.
+  const ssd::CaseJudgement k = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs&,
+                                                    const ssd::Bounds&) {
+    if (name == "dt_out") t.set(at, ssd::round_to(ssd::DType::bf16, 0.001));
+  });
+  EXPECT_EQ(k.verdict, ssd::Verdict::failed) << ssd::describe(k);
+}
+
+}  // namespace
