@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "ssd/op_spec.h"
 #include "ssd/runner.h"
@@ -25,6 +26,14 @@ ssd::CaseJudgement judge_planted(const ssd::Problem& p, Plant plant) {
     got.add(o.name, std::move(t));
   }
   return ssd::judge(p, oracle, bounds, got);
+}
+
+// Elements of `out` the contract defines (padding tokens are not compared).
+std::int64_t oracle_defined_count(const ssd::Problem& p) {
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, ssd::make_inputs(p));
+  std::int64_t n = 0;
+  for (std::int64_t i = 0; i < oracle.get("out").value.numel(); ++i) n += oracle.get("out").is_defined(i) ? 1 : 0;
+  return n;
 }
 
 void expect_honest_pass(const char* line) {
@@ -125,6 +134,60 @@ TEST(FalseAlarm, ClampedZeroCaseStillCatchesAMissingClamp) {
     if (name == "dt_out") t.set(at, ssd::round_to(ssd::DType::bf16, 0.001));
   });
   EXPECT_EQ(k.verdict, ssd::Verdict::failed) << ssd::describe(k);
+}
+
+}  // namespace
+
+namespace {
+
+// mamba2 with limit=-1,... and no softplus: bench raw dt U(-3,-1) is clamped to dt' = -1, so with
+// A down to -20 every step raises dA by up to 20. Chunk totals exp(dA[Q-1]) grow the carried state
+// past fp32's range; a token that starts a new sequence multiplies it by 0 (a masked term), and
+// inf x 0 is NaN in the emulation, while the float64 shadow, masked by seq_idx, is small there.
+constexpr const char* kMamba2Growth[] = {
+    "mamba2:bf16 b2 s75 h1 p6 g1 n5 q6 limit=-1,1 +Dhp seq=3:6,10,18,26,15 A=f16 fill=bench seed=182716",
+    "mamba2:f16 b1 s14 h3 p1 g3 n1 q1 limit=-1,0.2 +Dhp +init seq=0:7,6,-1 x=f16 fill=bench seed=0",
+};
+
+TEST(FalseAlarm, Mamba2StateGrowingPastFp32Passes) {
+  for (const char* line : kMamba2Growth) {
+    const ssd::Problem p = ssd::parse_problem(line);
+    // The premise: the emulation's out holds a non-finite value where the oracle's is finite.
+    const ssd::InputSet in = ssd::make_inputs(p);
+    const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+    const ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+    bool nonfinite_where_oracle_finite = false;
+    for (std::int64_t i = 0; i < oracle.get("out").value.numel(); ++i)
+      nonfinite_where_oracle_finite = nonfinite_where_oracle_finite || (oracle.get("out").is_defined(i) &&
+                                      std::isfinite(oracle.get("out").value[i]) && !std::isfinite(run.outputs.get("out").value[i]));
+    EXPECT_TRUE(nonfinite_where_oracle_finite) << line;
+    expect_honest_pass(line);
+  }
+}
+
+TEST(FalseAlarm, Mamba2GrowthCaseStillCatchesAWrongOut) {
+  for (const char* line : kMamba2Growth) {
+    const ssd::Problem p = ssd::parse_problem(line);
+    std::int64_t checked = 0;
+    bool planted = false;
+    const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                      const ssd::Bounds& bounds) {
+      if (name != "out") return;
+      const ssd::OutputBound& b = bounds.get("out");
+      for (std::int64_t i = 0; i < t.numel(); ++i) {
+        if (!oracle.get("out").is_defined(i) || !std::isfinite(b.bound[i])) continue;
+        ++checked;
+        if (planted || b.is_exact(i)) continue;
+        t.set(i, oracle.get("out").value[i] + 4 * b.bound[i] + std::fabs(oracle.get("out").value[i]) * 0x1p-6);
+        planted = true;
+      }
+    });
+    ASSERT_TRUE(planted) << line;
+    EXPECT_GT(checked, 0) << line;
+    std::printf("%s: %lld of %lld defined out elements keep a finite bound\n", line, static_cast<long long>(checked),
+                static_cast<long long>(oracle_defined_count(p)));
+    EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+  }
 }
 
 }  // namespace

@@ -187,7 +187,10 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   const std::optional<Tensor> absD = absolute(in.find("D"));
   const Tensor& dA = in.at("dA_cumsum");
   const ChunkScanArgs abs_args{&abscb, &absx, &absdt, &dA, &absC, &abs_states, ptr(absD), nullptr, in.find("seq_idx")};
-  const ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
+  ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
+  // A rising dA_cumsum can take the chunk-start decay exp(dA[i]) past fp32's range (the states
+  // are inputs here, so no chunk total is on any path).
+  exempt_overflowing_decays(dA, p.s, false, s.with_skip);
   // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype.
   const DType dC = in.at("C").dtype(), dx = in.at("x").dtype();
   const double u_mid = conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx);
