@@ -191,3 +191,43 @@ TEST(FalseAlarm, Mamba2GrowthCaseStillCatchesAWrongOut) {
 }
 
 }  // namespace
+
+namespace {
+
+// mamba2 under fill=underflow (A down to -403) with limit=-0.1,...: dt' = -0.1 raises dA by up to
+// 40 a token, so the float64 oracle itself overflows (out -inf) while the fp32 emulation, which
+// overflows earlier and meets an inf x 0 or inf - inf, stores NaN there.
+constexpr const char* kFloat64Overflow =
+    "mamba2:bf16 b1 s24 h4 p1 g4 n2 q8 +dt_bias limit=-0.1,0.2 +init seq=0:24 fill=underflow seed=0";
+
+TEST(FalseAlarm, OracleOverflowAcceptsAnyNonFiniteValue) {
+  const ssd::Problem p = ssd::parse_problem(kFloat64Overflow);
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  const ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+  bool differs = false;  // non-finite in both, but not the same non-finite value
+  for (std::int64_t i = 0; i < oracle.get("out").value.numel(); ++i) {
+    const double want = oracle.get("out").value[i], got = run.outputs.get("out").value[i];
+    differs = differs || (!std::isfinite(want) && !std::isfinite(got) && std::isnan(want) != std::isnan(got));
+  }
+  EXPECT_TRUE(differs);
+  expect_honest_pass(kFloat64Overflow);
+}
+
+TEST(FalseAlarm, OracleOverflowStillRefusesAFiniteValue) {
+  const ssd::Problem p = ssd::parse_problem(kFloat64Overflow);
+  bool planted = false;
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                    const ssd::Bounds&) {
+    if (name != "out" || planted) return;
+    for (std::int64_t i = 0; i < t.numel() && !planted; ++i)
+      if (!std::isfinite(oracle.get("out").value[i])) {
+        t.set(i, 1.0);
+        planted = true;
+      }
+  });
+  ASSERT_TRUE(planted);
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+}
+
+}  // namespace
