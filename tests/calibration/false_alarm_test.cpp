@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "ssd/op_spec.h"
 #include "ssd/runner.h"
@@ -225,6 +226,48 @@ TEST(FalseAlarm, OracleOverflowStillRefusesAFiniteValue) {
         t.set(i, 1.0);
         planted = true;
       }
+  });
+  ASSERT_TRUE(planted);
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+}
+
+}  // namespace
+
+namespace {
+
+// mamba2 with limit=-1,1 and an f16 out: an element whose oracle value is +28770 has a bound of
+// 1.35e8 (cancelling terms under a rising dA), and the emulation's fp32 value lies below -65520,
+// so the f16 store is -inf: correctly rounded, on the other side of zero from the oracle.
+constexpr const char* kF16OverflowOtherSign = "mamba2:f16 b1 s309 h8 p3 g8 n20 q103 +dt_bias limit=-1,1 seq=0:309 C=bf16 seed=1905";
+
+TEST(FalseAlarm, StorageOverflowOnEitherSideOfAWideBoundPasses) {
+  const ssd::Problem p = ssd::parse_problem(kF16OverflowOtherSign);
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  const ssd::KernelRun run = ssd::run_kernel(ssd::KernelLibrary::open("emulation"), p, in);
+  bool other_sign = false;
+  for (std::int64_t i = 0; i < oracle.get("out").value.numel(); ++i) {
+    const double want = oracle.get("out").value[i], got = run.outputs.get("out").value[i];
+    other_sign = other_sign || (std::isfinite(want) && std::isinf(got) && (got > 0) != (want > 0));
+  }
+  EXPECT_TRUE(other_sign);
+  expect_honest_pass(kF16OverflowOtherSign);
+}
+
+TEST(FalseAlarm, StorageOverflowStillRefusedWhereTheBoundStaysInRange) {
+  const ssd::Problem p = ssd::parse_problem(kF16OverflowOtherSign);
+  bool planted = false;
+  // +inf where y* + bound rounds to a finite f16: no honest value rounds to +inf there.
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                    const ssd::Bounds& bounds) {
+    if (name != "out" || planted) return;
+    for (std::int64_t i = 0; i < t.numel() && !planted; ++i) {
+      const double y = oracle.get("out").value[i], b = bounds.get("out").bound[i];
+      if (std::isfinite(b) && std::isfinite(ssd::round_to(ssd::DType::f16, y + b))) {
+        t.set(i, std::numeric_limits<double>::infinity());
+        planted = true;
+      }
+    }
   });
   ASSERT_TRUE(planted);
   EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
