@@ -166,7 +166,8 @@ TEST(Fill, DaRiseStepsRiseAboutAThirdOfTheTime) {
                            "chunk_state:f32 b2 s300 h3 p2 g1 n2 q16 fill=dA_rise seed=4"}) {
     const ssd::Problem p = ssd::parse_problem(line);
     EXPECT_EQ(ssd::to_string(p), line);
-    const ssd::Tensor& dA = ssd::make_inputs(p).at("dA_cumsum");
+    const ssd::InputSet in = ssd::make_inputs(p);
+    const ssd::Tensor& dA = in.at("dA_cumsum");
     const ssd::ChunkGrid grid{p.s, p.q};
     std::int64_t steps = 0, rising = 0;
     for (std::int64_t row = 0; row < dA.numel() / p.q; ++row)
