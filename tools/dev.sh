@@ -31,11 +31,13 @@ build() {
   cmake --build --preset release -j "$(nproc)"
 }
 
+# Each step is its own command, never the left side of `&&`: bash ignores set -e inside a function
+# called there, so `build && ...` would carry on past a failed configure into a stale build.
 case "${1:-}" in
   build) build ;;
-  suite) build && ./build/tools/ssd-suite ;;
-  selfcheck) build && ./build/tools/ssd-selfcheck ;;
-  test) build && ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 ;;
-  bench) build && ./build/tools/ssd-oracle-bench ;;
+  suite) build; ./build/tools/ssd-suite ;;
+  selfcheck) build; ./build/tools/ssd-selfcheck ;;
+  test) build; ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 ;;
+  bench) build; ./build/tools/ssd-oracle-bench ;;
   *) echo "usage: bash tools/dev.sh suite|selfcheck|test|bench|build" >&2; exit 2 ;;
 esac

@@ -16,6 +16,7 @@
 #include "ssd/golden/case_file.h"
 #include "ssd/golden/verify.h"
 #include "ssd/reference/errors.h"
+#include "ssd/reference/option_values.h"
 #include "ssd/reference/truth.h"
 
 namespace {
@@ -176,6 +177,10 @@ int export_inputs(const std::vector<std::string>& lines, bool manifest, const fs
       problems.push_back(p);
     }
   }
+  // Sizes too, before the directory is created: a case past the memory limit is refused whole,
+  // not after some files are written.
+  for (const ssd::Problem& p : problems)
+    if (auto why = ssd::size_reason(p)) throw ssd::ArgumentError("problem", *why + " (" + ssd::to_string(p) + ")");
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw ssd::ArgumentError(out.string(), "cannot create the directory: " + ec.message());
@@ -244,7 +249,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Golden case files: regenerate and verify the golden set, export inputs, check results."};
   app.require_subcommand(1);
 
-  std::string data = "golden/data", only, out = ".";
+  // Values are read as text and parsed strictly after CLI11, so each error names its option.
+  std::string data = "golden/data", only, out = ".", worst_text = "5", max_gib_text;
   bool check_only = false, prune = false, from_manifest = false;
   std::vector<std::string> problems, results;
   int worst = 5;
@@ -263,15 +269,37 @@ int main(int argc, char** argv) {
   export_cmd->add_flag("--manifest", from_manifest, "export every problem of the golden manifest");
   export_cmd->add_option("--data", data, "golden data directory, for --manifest")->capture_default_str();
   export_cmd->add_option("--out", out, "output directory")->capture_default_str();
+  export_cmd->add_option("--max-case-gib", max_gib_text,
+                         "largest case, GiB of inputs and outputs as float64 (default 16)");
 
   CLI::App* check_cmd = app.add_subcommand("check", "judge kind=results case files against the oracle; exit 0 only if all pass");
   check_cmd->add_option("results", results, "results case files")->required();
-  check_cmd->add_option("--worst", worst, "worst elements shown per failing output")->check(CLI::NonNegativeNumber)->capture_default_str();
+  check_cmd->add_option("--worst", worst_text, "worst elements shown per failing output, 0 .. 1000000")->capture_default_str();
+  check_cmd->add_option("--max-case-gib", max_gib_text,
+                        "largest case, GiB of inputs and outputs as float64 (default 16)");
 
+  // CLI11 reports an unknown subcommand only as "A subcommand is required": name it.
+  const std::string first = argc > 1 ? argv[1] : "";
+  if (!first.empty() && first[0] != '-' && first != "regen" && first != "verify" && first != "export" && first != "check") {
+    error_line("unknown subcommand '" + std::string(argv[1]) + "' (expected regen, verify, export or check)");
+    return kExitError;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    error_line(e.what());
+    return kExitError;
+  }
+  try {
+    for (auto [option, text] : {std::pair<const char*, const std::string*>{"--data", &data}, {"--out", &out}})
+      if (text->empty()) throw ssd::ArgumentError(option, "empty path");
+    if (check_cmd->parsed()) worst = static_cast<int>(ssd::parse_option_unsigned("--worst", worst_text, 0, 1000000));
+    if (!max_gib_text.empty() || (export_cmd->parsed() && export_cmd->count("--max-case-gib")) ||
+        (check_cmd->parsed() && check_cmd->count("--max-case-gib")))
+      ssd::set_max_case_bytes(static_cast<std::int64_t>(
+          ssd::parse_option_number("--max-case-gib", max_gib_text, 0, 0x1p32, true) * 0x1p30));
+  } catch (const ssd::ArgumentError& e) {
     error_line(e.what());
     return kExitError;
   }

@@ -23,11 +23,10 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 GenOptions options_for(const CampaignOptions& o, std::int64_t k) {
-  GenOptions g;
-  g.dtypes = o.dtypes;
   // Mostly small shapes (many cases per second), with a tail of large ones.
   const double u = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 17)) >> 11) * 0x1p-53;
-  if (u < o.large_fraction) g.limits = GenLimits{2, 1024, 8, 64, 64, 256, 4096, 4};
+  GenOptions g = campaign_gen_options(u < o.large_fraction);
+  g.dtypes = o.dtypes;
   return g;
 }
 

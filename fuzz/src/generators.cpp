@@ -28,9 +28,11 @@ std::int64_t pick_seqlen(std::int64_t q, std::int64_t max_s) {
 }
 
 std::int64_t pick_divisor_groups(std::int64_t h) {
-  // G in {1, H/2, H} when H allows: the layouts kernels special-case.
+  // G in {1, H/2, H} (the layouts kernels special-case), and H/3, H/4 where H allows: a group
+  // index h / (H / G) that only looks right when H / G is 1, 2 or H breaks there.
   std::vector<std::int64_t> choices{1, h};
-  if (h % 2 == 0) choices.push_back(h / 2);
+  for (std::int64_t d : {2, 3, 4})
+    if (h % d == 0 && h / d > 1) choices.push_back(h / d);
   return *gen::elementOf(choices);
 }
 
@@ -85,11 +87,21 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     p.fill = std::string(spec.fills.front());
     if (o.value_regimes && spec.fills.size() > 1 && *gen::inRange(0, 5) < 2) p.fill = std::string(*gen::elementOf(spec.fills));
     if (spec.takes_dim('b')) p.b = *gen::inRange<std::int64_t>(1, lim.batch + 1);
-    if (spec.takes_dim('h')) p.h = *gen::element<std::int64_t>(1, 2, 3, 4);
-    p.h = std::min(p.h, lim.heads);
-    if (spec.takes_dim('g')) p.g = spec.takes_dim('h') ? pick_divisor_groups(p.h) : *gen::inRange<std::int64_t>(1, 4);
-    if (spec.takes_dim('p')) p.p = *gen::inRange<std::int64_t>(1, lim.headdim + 1);
-    if (spec.takes_dim('n')) p.n = *gen::inRange<std::int64_t>(1, lim.dstate + 1);
+    // Heads: mostly 1 to 4, a quarter of the time 6, 8 or 12 (more heads than a warp's worth of
+    // small-case tiling, H/3 and H/4 groups), and 1 case in 24 the 64 heads in 8 groups of
+    // production models (with small P and N, so it stays cheap).
+    const bool wide_heads = spec.takes_dim('h') && spec.takes_dim('g') && *gen::inRange(0, 24) == 0;
+    if (spec.takes_dim('h')) p.h = std::min(*gen::element<std::int64_t>(1, 2, 3, 4, 1, 2, 3, 4, 6, 8, 12), lim.heads);
+    if (wide_heads) p.h = 64;
+    if (spec.takes_dim('g')) {
+      p.g = wide_heads               ? 8
+            : spec.takes_dim('h')    ? pick_divisor_groups(p.h)
+                                     : *gen::element<std::int64_t>(1, 2, 3, 1, 2, 3, 6, 8);  // coupling: G heads of B, C
+    }
+    const std::int64_t headdim = wide_heads ? std::min<std::int64_t>(lim.headdim, 4) : lim.headdim;
+    const std::int64_t dstate = wide_heads ? std::min<std::int64_t>(lim.dstate, 4) : lim.dstate;
+    if (spec.takes_dim('p')) p.p = *gen::inRange<std::int64_t>(1, headdim + 1);
+    if (spec.takes_dim('n')) p.n = *gen::inRange<std::int64_t>(1, dstate + 1);
     if (spec.takes_dim('d')) p.d = *gen::inRange<std::int64_t>(1, lim.flat + 1);
     if (spec.takes_dim('q')) p.q = *gen::inRange<std::int64_t>(1, lim.chunk + 1);
     if (spec.takes_dim('s')) {
@@ -99,7 +111,8 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     if (spec.takes_flag("dt_bias")) p.dt_bias = *gen::arbitrary<bool>();
     if (spec.takes_flag("softplus")) p.softplus = *gen::arbitrary<bool>();
     if (spec.takes_flag("limit") && o.dt_limit && *gen::inRange(0, 3) == 0) {
-      const double lo = o.negative_limit ? *gen::element(-0.1, 0.0, 0.01) : *gen::element(0.0, 0.001, 0.05);
+      // A negative lower limit lets negative dt' through: dA then rises inside a chunk.
+      const double lo = o.negative_limit ? *gen::element(-0.1, 0.0, 0.01, -1.0) : *gen::element(0.0, 0.001, 0.05);
       const double hi = *gen::element(0.2, 1.0, std::numeric_limits<double>::infinity());
       p.dt_limit = DtLimit{lo, hi};
     }
@@ -131,6 +144,13 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     if (auto why = invalid_reason(p)) throw std::logic_error("gen_problem built an invalid case: " + *why);
     return p;
   }));
+}
+
+GenOptions campaign_gen_options(bool large) {
+  GenOptions g;
+  g.negative_limit = true;
+  if (large) g.limits = GenLimits{2, 1024, 8, 64, 64, 256, 4096, 4};
+  return g;
 }
 
 void showValue(const Problem& p, std::ostream& os) { os << to_string(p); }

@@ -116,7 +116,8 @@ void check_outputs(const CaseFile& c, const Outputs& reference) {
         if (o.value.dtype() != want)
           throw CaseError(where("outputs", o.name) + ": dtype " + std::string(dtype_name(o.value.dtype())) +
                           ", but the problem stores it in " + std::string(dtype_name(want)));
-        expect_shape("outputs", o.name, o.value.shape(), reference_shape(reference, o.name));
+        // A mis-shaped output is the kernel's fault, not the file's: the file reads, and judging
+        // it FAILS naming the output and both shapes (ssd::judge).
       }
       break;
     }

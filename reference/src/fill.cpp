@@ -66,6 +66,11 @@ double draw(const FillRule& rule, Stream& s) {
       const double which = s.uniform(), u = s.uniform();
       return which < 1.0 / 3 ? -40.0 + 23.0 * u : which < 2.0 / 3 ? 19.0 + 2.0 * u : 25.0 + 35.0 * u;
     }
+    case FillRule::Kind::exp_overflow: {
+      // fp32 exp overflows above 88.72: a softplus without its threshold 20 returns inf there.
+      const double which = s.uniform(), u = s.uniform();
+      return which < 0.5 ? 80.0 + 8.7 * u : 88.8 + 311.2 * u;
+    }
     default: return s.uniform(rule.a, rule.b);
   }
 }
@@ -101,7 +106,7 @@ void fill_chunk_major(Tensor& t, const FillRule& rule, const Problem& p, std::ui
         v = i < L ? stream.uniform(rule.a, rule.b) : 0.0;
       } else {
         if (i < L) running = round_to(t.dtype(), running - stream.uniform(rule.a, rule.b));
-        v = running;  // rounded as it accumulates, so the stored cumsum stays monotone
+        v = running;  // rounded as it accumulates: monotone stored cumsum unless steps rise (dA_rise)
       }
       t.data()[row * p.q + i] = round_to(t.dtype(), v);
     }
@@ -164,6 +169,9 @@ InputSet make_inputs(const Problem& p) {
 }
 
 InputSet make_inputs_unchecked(const Problem& p) {
+  // Refused before the first allocation: an overflowing or over-limit case would otherwise end in
+  // std::bad_alloc (or worse, a wrapped element count) with nothing naming the size.
+  if (auto why = size_reason(p)) throw ArgumentError("problem", *why + " (" + to_string(p) + ")");
   const OpSpec& spec = op_spec(p.op);
   InputSet inputs;
   for (const InputRole& role : spec.inputs) {

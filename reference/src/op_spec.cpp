@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include "ssd/reference/errors.h"
 #include "specs/specs.h"
@@ -75,9 +76,16 @@ std::optional<std::string> invalid_reason(const Problem& p) {
   if (spec.whole_chunks && p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
   if (p.dt_limit && !(p.dt_limit->lo <= p.dt_limit->hi)) return "dt_limit needs lo <= hi";
   if (p.seq.kind == SeqSpec::Kind::runs) {
-    std::int64_t total = 0;
-    for (auto r : p.seq.runs) total += std::abs(r);
-    if (total != p.s) return "seq runs cover " + std::to_string(total) + " tokens, S = " + std::to_string(p.s);
+    // Summed as magnitudes with an overflow check: a run may be any int64 the parser read.
+    std::uint64_t total = 0;
+    bool overflow = false;
+    for (auto r : p.seq.runs) {
+      const std::uint64_t length = r < 0 ? 0 - static_cast<std::uint64_t>(r) : static_cast<std::uint64_t>(r);
+      overflow = overflow || __builtin_add_overflow(total, length, &total);
+    }
+    if (overflow) return "seq runs cover more than 2^64 tokens, S = " + std::to_string(p.s);
+    if (total != static_cast<std::uint64_t>(p.s))
+      return "seq runs cover " + std::to_string(total) + " tokens, S = " + std::to_string(p.s);
   }
   for (const auto& [role, dtype] : p.dtypes) {
     if (role == "out") continue;
@@ -88,8 +96,11 @@ std::optional<std::string> invalid_reason(const Problem& p) {
   }
   if (auto it = p.dtypes.find("out"); it != p.dtypes.end() && (!is_float(it->second) || it->second == DType::f64))
     return "out must be f32, f16 or bf16";
-  if (spec.invalid_reason) return spec.invalid_reason(p);
-  return std::nullopt;
+  if (spec.invalid_reason)
+    if (auto why = spec.invalid_reason(p)) return why;
+  // Tensors are indexed by int64: a case whose element counts overflow it cannot exist. (A case
+  // larger than this machine's memory is still inside the contract: size_reason, with a limit.)
+  return size_reason(p, std::numeric_limits<std::int64_t>::max());
 }
 
 }  // namespace ssd

@@ -1,8 +1,10 @@
 // The compact problem string: canonical printing and a strict parser.
 #include "ssd/reference/problem.h"
 
+#include <atomic>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
@@ -98,7 +100,84 @@ SeqSpec parse_seq(std::string_view token, std::string_view value) {
   return seq;
 }
 
+// Largest extent of a size: beyond it even the chunk count (s + q - 1) / q would overflow int64.
+constexpr std::int64_t kMaxExtent = std::int64_t{1} << 62;
+
+std::atomic<std::int64_t> g_max_case_bytes{kDefaultMaxCaseBytes};
+
+// "12 bytes", "3.5 MiB", "16.0 GiB".
+std::string byte_text(std::int64_t bytes) {
+  if (bytes < (std::int64_t{1} << 20)) return std::to_string(bytes) + " bytes";
+  char buffer[32];
+  const bool mib = bytes < (std::int64_t{1} << 30);
+  std::snprintf(buffer, sizeof buffer, "%.1f %s", std::ldexp(static_cast<double>(bytes), mib ? -20 : -30), mib ? "MiB" : "GiB");
+  return buffer;
+}
+
+// The sizes the op takes, as they read in the problem string ("b2 s1000000000000 h8").
+std::string sizes_text(const Problem& p) {
+  Problem copy = p;
+  std::string text;
+  for (char dim : op_spec(p.op).dims) {
+    if (!text.empty()) text.push_back(' ');
+    text += dim + std::to_string(*dim_field(copy, dim));
+  }
+  if (p.sbi) text += " slots=" + std::to_string(p.slots);
+  return text;
+}
+
 }  // namespace
+
+std::int64_t max_case_bytes() { return g_max_case_bytes.load(); }
+
+void set_max_case_bytes(std::int64_t bytes) {
+  if (bytes <= 0) throw ArgumentError("max_case_bytes", "must be positive, got " + std::to_string(bytes));
+  g_max_case_bytes.store(bytes);
+}
+
+std::optional<CaseSize> case_size(const Problem& p) {
+  const OpSpec& spec = op_spec(p.op);
+  CaseSize size;
+  std::int64_t largest = -1;
+  auto add = [&](const std::string& name, const Shape& shape) {
+    std::int64_t count = 1;
+    for (std::int64_t extent : shape)
+      if (extent < 0 || __builtin_mul_overflow(count, extent, &count)) return false;
+    if (__builtin_add_overflow(size.elements, count, &size.elements)) return false;
+    if (count > largest) {
+      largest = count;
+      size.largest = name + " " + shape_string(shape);
+    }
+    return true;
+  };
+  for (const InputRole& role : spec.inputs)
+    if ((!role.present || role.present(p)) && !add(role.name, role.shape(p))) return std::nullopt;
+  for (const OutputRole& role : spec.outputs)
+    if ((!role.present || role.present(p)) && !add(role.name, role.shape(p))) return std::nullopt;
+  if (__builtin_mul_overflow(size.elements, std::int64_t{sizeof(double)}, &size.bytes)) return std::nullopt;
+  return size;
+}
+
+std::optional<std::string> size_reason(const Problem& p, std::int64_t max_bytes) {
+  const OpSpec& spec = op_spec(p.op);
+  Problem copy = p;
+  for (char dim : spec.dims) {
+    const std::int64_t v = *dim_field(copy, dim);
+    if (v <= 0) return std::nullopt;  // invalid_reason names it
+    if (v > kMaxExtent)
+      return concat({"size ", std::string(1, dim), " = ", std::to_string(v), " is beyond 2^62: no tensor extent can be that large"});
+  }
+  if (p.sbi && p.slots > kMaxExtent) return "slots = " + std::to_string(p.slots) + " is beyond 2^62";
+  const std::optional<CaseSize> size = case_size(p);
+  if (!size)
+    return concat({"sizes ", sizes_text(p), ": the element count of the case's tensors overflows int64"});
+  if (size->bytes > max_bytes)
+    return concat({"sizes ", sizes_text(p), ": the inputs and outputs hold ", std::to_string(size->elements),
+                   " elements (the largest ", size->largest, "), ", byte_text(size->bytes), " as float64, over the limit of ",
+                   byte_text(max_bytes), " (ssd-fuzz and ssd-golden raise it with --max-case-gib)"});
+  return std::nullopt;
+}
+
 
 // The names live in the OpSpecs.
 std::string_view op_name(Op op) { return op_spec(op).name; }

@@ -84,6 +84,33 @@ TEST(CaseFile, InputsAndResultsRoundTrip) {
   EXPECT_THROW(ssd::encode_case(wrong), ssd::ArgumentError);
 }
 
+// A results file whose output has the wrong shape is the kernel's failure, not an unreadable
+// file: ssd-golden check judges it FAILED (exit 1) and names the output and both shapes.
+TEST(CaseFile, MisShapedOutputIsFailedNamingIt) {
+  TempDir dir;
+  const ssd::Problem p = ssd::parse_problem("chunk_coupling:f32 b1 s16 g1 n4 q8 seed=3");
+  ssd::CaseFile results = ssd::make_inputs_case(p);
+  results.kind = ssd::CaseKind::results;
+  // The oracle's CB is [1,2,1,8,8]; store the right values as [1,2,1,64], a flattened last pair.
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, results.inputs);
+  const ssd::Output& cb = oracle.get("CB");
+  results.outputs.add("CB", ssd::Tensor(ssd::DType::f32, {1, 2, 1, 64}, cb.value.values()));
+  const fs::path path = dir / "misshaped.h5";
+  ssd::write_case(path, results);
+  const ToolRun run = run_tool({"check", path.string()});
+  EXPECT_EQ(run.exit_code, 1) << run.out << run.err;
+  EXPECT_NE(run.out.find("=> FAILED: output 'CB' has shape [1,2,1,64], expected [1,2,1,8,8]"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err, "");
+
+  // The same values in the right shape pass: only the shape was wrong.
+  ssd::CaseFile right = ssd::make_inputs_case(p);
+  right.kind = ssd::CaseKind::results;
+  right.outputs.add("CB", ssd::Tensor(ssd::DType::f32, cb.value.shape(), cb.value.values()));
+  ssd::write_case(dir / "right.h5", right);
+  const ToolRun ok = run_tool({"check", (dir / "right.h5").string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+}
+
 TEST(CaseFile, SameCaseGivesTheSameBytes) {
   TempDir dir;
   for (const char* line : kCases) {

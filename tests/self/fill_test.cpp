@@ -8,6 +8,7 @@
 #include <cstring>
 #include <set>
 
+#include "ssd/reference/errors.h"
 #include "ssd/reference/helpers.h"
 #include "ssd/reference/op_spec.h"
 
@@ -131,6 +132,61 @@ TEST(Fill, TiedRecurrentTensorsAreConstantAlongTheirTrailingAxes) {
       for (std::int64_t b = 0; b < 2; ++b) EXPECT_EQ(in.at("dt").at({b, h, q}), in.at("dt").at({b, h, 0}));
     }
   EXPECT_NE(in.at("A").at({0, 0, 0}), in.at("A").at({1, 0, 0}));
+}
+
+// dt_overflow: raw dt in [80, 88.7) or [88.8, 400), both bands well represented, so a softplus
+// without its threshold overflows fp32's exp on about half of the elements; the other roles are
+// the default fills (x identical to the same problem under fill=default).
+TEST(Fill, DtOverflowReachesPastFp32ExpRange) {
+  for (const char* head : {"mamba2:f32 b2 s200 h3 p2 g1 n2 q16", "chunk_cumsum:bf16 b2 s200 h3 q16",
+                           "recurrent:f16 b20 h3 p10 g1 n2", "discretize_segsum:bf16 b1 s192 q16 h3 p2 g1 n2"}) {
+    const std::string line = std::string(head) + " fill=dt_overflow seed=5";
+    const ssd::Problem p = ssd::parse_problem(line);
+    EXPECT_EQ(ssd::to_string(p), line);
+    EXPECT_EQ(ssd::parse_problem(ssd::to_string(p)), p);
+    const ssd::InputSet in = ssd::make_inputs(p);
+    std::int64_t low = 0, high = 0;
+    for (double v : in.at("dt").values()) {
+      EXPECT_TRUE(v >= 80.0 && v <= 400.0) << line << ": " << v;
+      (std::isinf(std::exp(static_cast<float>(v))) ? high : low) += 1;
+    }
+    const std::int64_t n = in.at("dt").numel();
+    EXPECT_GT(high, n / 3) << line;
+    EXPECT_GT(low, n / 3) << line;
+    ssd::Problem plain = p;
+    plain.fill = "default";
+    const char* other = p.op == ssd::Op::discretize_segsum ? "B" : p.op == ssd::Op::chunk_cumsum ? "A" : "x";
+    EXPECT_EQ(ssd::make_inputs(plain).at(other).values(), in.at(other).values()) << line;
+  }
+}
+
+// dA_rise: steps -U(-0.25, 0.5) at valid positions (so about a third rise), flat padded tail.
+TEST(Fill, DaRiseStepsRiseAboutAThirdOfTheTime) {
+  for (const char* line : {"chunk_scan:f32 b2 s300 h3 p2 g1 n2 q16 fill=dA_rise seed=4",
+                           "chunk_state:f32 b2 s300 h3 p2 g1 n2 q16 fill=dA_rise seed=4"}) {
+    const ssd::Problem p = ssd::parse_problem(line);
+    EXPECT_EQ(ssd::to_string(p), line);
+    const ssd::InputSet in = ssd::make_inputs(p);
+    const ssd::Tensor& dA = in.at("dA_cumsum");
+    const ssd::ChunkGrid grid{p.s, p.q};
+    std::int64_t steps = 0, rising = 0;
+    for (std::int64_t row = 0; row < dA.numel() / p.q; ++row)
+      for (std::int64_t i = 0; i < p.q; ++i) {
+        const double step = dA[row * p.q + i] - (i ? dA[row * p.q + i - 1] : 0.0);
+        if (i >= grid.length(row % grid.count())) {
+          EXPECT_EQ(step, 0.0);
+          continue;
+        }
+        // A step of the f32-rounded running sum: U's range plus the rounding of the sums.
+        EXPECT_TRUE(step >= -0.5 - 1e-5 && step <= 0.25 + 1e-5) << step;
+        ++steps;
+        rising += step > 0 ? 1 : 0;
+      }
+    EXPECT_NEAR(static_cast<double>(rising) / static_cast<double>(steps), 1.0 / 3, 0.05) << line;
+  }
+  // A regime the op does not list is refused by the parser.
+  EXPECT_THROW(ssd::parse_problem("mamba2:f32 b1 s4 h1 p1 g1 n1 q4 fill=dA_rise seed=1"), ssd::ArgumentError);
+  EXPECT_THROW(ssd::parse_problem("chunk_scan:f32 b1 s4 h1 p1 g1 n1 q4 fill=dt_overflow seed=1"), ssd::ArgumentError);
 }
 
 }  // namespace

@@ -79,8 +79,13 @@ KernelLibrary KernelLibrary::open(const std::string& spec) {
   if (handle == nullptr) {
     std::string hint;
     if (!is_path(spec)) {
+      // The planted-bug variants collapse into one entry, so the message stays one short line.
+      std::size_t mutants = 0;
       hint = " (known names:";
-      for (const auto& name : known_names()) hint += " " + name;
+      for (const auto& name : known_names())
+        if (name.starts_with("mutant-")) ++mutants;
+        else hint += " " + name;
+      if (mutants) hint += " mutant-<flaw> (" + std::to_string(mutants) + ")";
       hint += known_names().empty() ? " none found; set SSD_KERNEL_PATH)" : ")";
     }
     throw ArgumentError("kernels", "cannot open '" + spec + "': " + dlerror() + hint);

@@ -26,7 +26,7 @@ OpSpec chunk_cumsum() {
   s.dims = {'b', 's', 'h', 'q'};
   s.flags = {"dt_bias", "softplus", "limit"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
       {"dt", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h}; },
        [](const Problem& p) { return raw_dt(p); }},

@@ -25,7 +25,7 @@ OpSpec chunk_state() {
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
   s.flags = {"seq", "out", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench", "A_zero", "underflow"};
+  s.fills = {"default", "bench", "A_zero", "underflow", "dA_rise"};
   auto chunk_major = [](const Problem& p) { return Shape{p.b, p.h, chunks_of(p), p.q}; };
   s.inputs = {
       {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.g, p.n}; },

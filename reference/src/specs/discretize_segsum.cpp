@@ -26,13 +26,16 @@ OpSpec discretize_segsum() {
   s.dims = {'b', 's', 'q', 'h', 'p', 'g', 'n'};
   s.flags = {};
   s.primary_dtypes = {DType::bf16, DType::f16, DType::f32};
-  // default: SOL-ExecBench's generator (A_log U(-5,-1), the rest N(0,1)); dt_edge: softplus's corners.
-  s.fills = {"default", "dt_edge"};
+  // default: SOL-ExecBench's generator (A_log U(-5,-1), the rest N(0,1)); dt_edge: softplus's corners;
+  // dt_overflow: dt where fp32 exp overflows.
+  s.fills = {"default", "dt_edge", "dt_overflow"};
   s.inputs = {
       {"hidden_states", true, DType::bf16, true, nullptr,
        [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.h, p.p}; }, [](const Problem&) { return normal(); }},
       {"dt", true, DType::bf16, true, nullptr, [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.h}; },
-       [](const Problem& p) { return regime(p, "dt_edge") ? FillRule{FillRule::Kind::softplus_edges} : normal(); }},
+       [](const Problem& p) {
+         return regime(p, "dt_edge") ? softplus_edges() : regime(p, "dt_overflow") ? exp_overflow() : normal();
+       }},
       {"A_log", true, DType::bf16, true, nullptr, [](const Problem& p) { return Shape{p.h}; },
        [](const Problem&) { return uniform(-5, -1); }},
       {"B", true, DType::bf16, true, nullptr, [](const Problem& p) { return Shape{p.b, chunks_of(p), p.q, p.g, p.n}; },

@@ -33,7 +33,7 @@ OpSpec mamba2() {
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
   s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
       {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; },
        [](const Problem&) { return normal(); }},

@@ -40,7 +40,7 @@ OpSpec recurrent() {
   s.dims = {'b', 'h', 'p', 'g', 'n'};
   s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
-  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow"};
+  s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
       {"state", false, DType::f32, true, nullptr,
        [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; }, [](const Problem&) { return normal(); }},
@@ -48,8 +48,11 @@ OpSpec recurrent() {
        [](const Problem&) { return normal(); }},
       {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, p.p}; },
        [](const Problem& p) {
-         const FillRule edge{FillRule::Kind::softplus_edges};
-         return tied(bench(p) ? uniform(0, 0.1) : regime(p, "dt_edge") ? edge : p.softplus ? uniform(-3, 1) : uniform(0, 0.3),
+         return tied(bench(p)                     ? uniform(0, 0.1)
+                     : regime(p, "dt_edge")       ? softplus_edges()
+                     : regime(p, "dt_overflow")   ? exp_overflow()
+                     : p.softplus                 ? uniform(-3, 1)
+                                                  : uniform(0, 0.3),
                      p.tie, p.p);
        }},
       {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h, p.p, p.n}; },

@@ -36,11 +36,18 @@ inline FillRule neg_exp_uniform(double lo, double hi) { return {FillRule::Kind::
 //   dt_edge    raw dt around softplus's threshold (near 20, far above it, below -17)
 //   A_zero     A = 0 (no decay at all; for the stage ops, a zero dA)
 //   underflow  very negative decays (exp underflows to 0, no NaN allowed)
+//   dt_overflow raw dt where fp32 exp overflows (above 88.7): a softplus missing its threshold
+//              computes log(inf) there
+//   dA_rise    stage-op cumsums that rise inside a chunk (steps -U(-0.25, 0.5)): positive
+//              within-chunk deltas, where the contract's exp(min(delta, 0)) clamp matters (#713)
 inline bool regime(const Problem& p, std::string_view name) { return p.fill == name; }
+inline FillRule softplus_edges() { return {FillRule::Kind::softplus_edges}; }
+inline FillRule exp_overflow() { return {FillRule::Kind::exp_overflow}; }
 // Raw dt of the prefill ops.
 inline FillRule raw_dt(const Problem& p) {
   if (bench(p)) return uniform(-3, -1);
-  if (regime(p, "dt_edge")) return {FillRule::Kind::softplus_edges};
+  if (regime(p, "dt_edge")) return softplus_edges();
+  if (regime(p, "dt_overflow")) return exp_overflow();
   return p.softplus ? uniform(-4, 1) : uniform(-0.05, 0.3);  // without softplus, a few negatives the clamp zeroes
 }
 // Decay rate A (per head, or per element for the decode step).
@@ -52,6 +59,7 @@ inline FillRule decay_rate(const Problem& p) {
 }
 // Monotone within-chunk cumsum of the stage ops: steps -U(0, b).
 inline FillRule chunk_decay(const Problem& p) {
+  if (regime(p, "dA_rise")) return {FillRule::Kind::chunk_cumsum, -0.25, 0.5};  // a third of the steps rise
   const double b = bench(p) ? 0.05 : regime(p, "A_zero") ? 0.0 : regime(p, "underflow") ? 50.0 : 0.5;
   return {FillRule::Kind::chunk_cumsum, 0.0, b};
 }

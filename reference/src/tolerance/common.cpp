@@ -111,7 +111,7 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     // Near or beyond fp32's range the contract's arithmetic itself overflows (e.g. a decode step
     // with negative dt' and no clamp; the margin covers intermediates larger than the terms):
     // any stored value is as good as another, so nothing is demanded.
-    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || S > kFp32Max / 16) {
+    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || S > kFp32OverflowShadow) {
       b.bound.data()[i] = std::numeric_limits<double>::infinity();
       continue;
     }
@@ -126,6 +126,25 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
   }
   if (!any_exact) b.exact.clear();
   return b;
+}
+
+std::vector<bool> exempt_overflowing_decays(const Tensor& dA, std::int64_t seqlen, bool carry_totals, Tensor& shadow) {
+  const std::int64_t batch = dA.dim(0), heads = dA.dim(1), chunks = dA.dim(2), Q = dA.dim(3);
+  const std::int64_t headdim = shadow.dim(3);
+  std::vector<bool> total_overflows(static_cast<std::size_t>(batch * heads), false);
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t h = 0; h < heads; ++h) {
+      bool carried = false;  // an earlier chunk's total decay may be inf
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const double* row = dA.data() + ((b * heads + h) * chunks + c) * Q;
+        for (std::int64_t i = 0; i < Q && c * Q + i < seqlen; ++i)
+          if (carried || fp32_exp_may_overflow(row[i]))
+            std::fill_n(shadow.data() + ((b * seqlen + c * Q + i) * heads + h) * headdim, headdim, HUGE_VAL);
+        carried = carried || (carry_totals && fp32_exp_may_overflow(row[Q - 1]));
+      }
+      total_overflows[static_cast<std::size_t>(b * heads + h)] = carried;
+    }
+  return total_overflows;
 }
 
 void mark_exact(OutputBound& b, std::int64_t flat) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "ssd/reference/tolerance.h"
 
@@ -10,6 +11,26 @@ namespace ssd::tolerance {
 
 inline constexpr double kAccumulationRoundoff = 0x1p-24;  // u_acc: fp32 arithmetic for every op
 inline constexpr double kFp32Max = 0x1.fffffep127;         // largest finite fp32
+// A shadow above this may overflow in the contract's fp32 arithmetic itself: nothing is demanded
+// of such an element. The margin (16x) covers intermediates larger than the terms and the relative
+// error of an exp at fp32's range end (about |argument| x 2^-23 < 1e-5) many times over.
+inline constexpr double kFp32OverflowShadow = kFp32Max / 16;
+// A decay exp(x) with x above log(kFp32OverflowShadow) (about 85.97) may be inf in fp32, and an
+// inf decay times a zero (an empty state, a sequence reset) is NaN: whatever the float64 shadow
+// of the term, nothing can be demanded downstream of it.
+inline bool fp32_exp_may_overflow(double x) { return x > 85.97 && std::exp(x) > kFp32OverflowShadow; }
+// The same for a value rounded to `t` at a rounding point (the entering states of Mamba2Fwd are
+// rounded to C.dtype): f16 overflows past 65504, far below fp32. The value rounded is an fp32
+// result within a relative 1e-3 of its exact value, which its shadow bounds, so half of f16's
+// largest value leaves room to spare; fp32 and bf16 keep the 16x margin above.
+inline double overflow_shadow(DType t) { return t == DType::f16 ? 65504.0 / 2 : kFp32OverflowShadow; }
+
+// Where the chunk-start decay exp(dA[i]) of token t (and, when `carry_totals`, a chunk total
+// exp(dA[Q-1]) of an earlier chunk of the same row and head) may overflow fp32, sets the shadow
+// of every [b,t,h,:] element of `shadow` ([Bt,S,H,P]) to infinity: nothing is demanded there.
+// Returns, per (b,h), whether any chunk total of the row may overflow (what the final states of
+// the row and head then depend on).
+std::vector<bool> exempt_overflowing_decays(const Tensor& dA, std::int64_t seqlen, bool carry_totals, Tensor& shadow);
 
 // Elementwise |t| as a float64 tensor; nullopt for an absent tensor.
 Tensor absolute(const Tensor& t);

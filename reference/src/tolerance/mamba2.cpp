@@ -1,5 +1,7 @@
 // Bounds of Mamba2Fwd, from the shadows of its pipeline: the chunk states, the inter-chunk scan
 // (whose exponent charge is the sensitivity to the chunk totals), and the scan of each chunk.
+#include <algorithm>
+
 #include "common.h"
 #include "ops.h"
 #include "ssd/reference/helpers.h"
@@ -79,7 +81,7 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   };
   const Tensor prev_S = pass_S.get("out").value.reshaped({p.b, NC, p.h, p.p, p.n});
   const Tensor prev_E = path_charge("out").reshaped({p.b, NC, p.h, p.p, p.n});
-  const Tensor final_S = pass_S.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
+  Tensor final_S = pass_S.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
   const Tensor final_E = path_charge("final_states").reshaped({p.b, p.h, p.p, p.n});
 
   // Each chunk's scan on the shadows.
@@ -98,6 +100,56 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   const Tensor zero_cb = filled(cb_S.shape(), 0.0);
   y.floor = sum(y.floor, chunk_scan_chunked({&zero_cb, &absx, &dt_mag, &dA, &absC, &prev_F, nullptr, nullptr, seq})
                              .get("out").value);
+
+  // With a negative dt' (a negative dt_limit lower end) dA rises, and a chunk-start decay exp(dA[i])
+  // or a chunk total exp(dA[Q-1]) can pass fp32's range: out downstream of it, and the final
+  // states of that row and head, are then inf or NaN in any honest fp32 evaluation.
+  const std::vector<bool> total_overflows = exempt_overflowing_decays(dA, p.s, true, y.with_skip);
+  for (std::int64_t bh = 0; bh < p.b * p.h; ++bh)
+    if (total_overflows[static_cast<std::size_t>(bh)]) std::fill_n(final_S.data() + bh * PN, PN, HUGE_VAL);
+  // Growing decays can also take a state past its range: fp32 for the chunk states and the carried
+  // states, C.dtype for the entering states the scan reads (a 16-bit rounding point; f16 overflows
+  // past 65504). The shadows above are masked by seq_idx, but a kernel may apply a mask by
+  // multiplying with 0, and inf x 0 is NaN: the magnitudes that matter are those of the unmasked
+  // terms. From the first chunk of a row and head whose entering or own state (unmasked shadow)
+  // may overflow, nothing downstream is demanded: out of that chunk on (the entering state) or of
+  // the next chunk on (the chunk's own state), and the final states; an out element whose own
+  // unmasked shadow may overflow is exempt too. Without seq_idx, or while dA never rises, the
+  // masked shadows are the unmasked ones.
+  {
+    const bool masked = seq != nullptr && *std::max_element(dA.data(), dA.data() + dA.numel()) > 0.0;
+    const Tensor states_u = masked ? chunk_state_chunked({&absB, &absx, &dt_mag, &dA, nullptr}).get("states").value : states_S;
+    const Tensor flat_u = states_u.reshaped({p.b, NC, p.h, PN});
+    const Tensor prev_u = masked ? state_passing_chunked({&flat_u, &totals, ptr(flat_init), nullptr, p.q}).get("out").value
+                                 : prev_S.reshaped({p.b, NC, p.h, PN});
+    Tensor out_u = y.without_skip;
+    if (masked) {
+      const Tensor cb_u = chunk_coupling_chunked({&absC, &absB, p.q, nullptr, false}).get("CB").value;
+      const Tensor prev_u5 = prev_u.reshaped({p.b, NC, p.h, p.p, p.n});
+      out_u = chunk_scan_chunked({&cb_u, &absx, &dt_mag, &dA, &absC, &prev_u5, nullptr, nullptr, nullptr}).get("out").value;
+    }
+    auto over = [](const double* v, std::int64_t n, double largest) {
+      for (std::int64_t i = 0; i < n; ++i)
+        if (!(v[i] <= largest)) return true;
+      return false;
+    };
+    const double entering_limit = std::min(overflow_shadow(in.at("C").dtype()), kFp32OverflowShadow);
+    for (std::int64_t b = 0; b < p.b; ++b)
+      for (std::int64_t h = 0; h < p.h; ++h) {
+        bool poisoned = false;
+        for (std::int64_t c = 0; c < NC; ++c) {
+          poisoned = poisoned || over(prev_u.data() + ((b * NC + c) * p.h + h) * PN, PN, entering_limit);
+          for (std::int64_t t = c * p.q; t < std::min(p.s, (c + 1) * p.q); ++t) {
+            double* row = y.with_skip.data() + ((b * p.s + t) * p.h + h) * p.p;
+            const double* row_u = out_u.data() + ((b * p.s + t) * p.h + h) * p.p;
+            for (std::int64_t q = 0; q < p.p; ++q)
+              if (poisoned || !(row_u[q] <= kFp32OverflowShadow)) row[q] = HUGE_VAL;
+          }
+          poisoned = poisoned || over(states_u.data() + ((b * NC + c) * p.h + h) * PN, PN, kFp32OverflowShadow);
+        }
+        if (poisoned) std::fill_n(final_S.data() + (b * p.h + h) * PN, PN, HUGE_VAL);
+      }
+  }
 
   // Rounding points granted on the path: B*w to x.dtype in the chunk states, the entering states
   // stored in C.dtype, the diagonal coefficient in x.dtype, and mixed B/C converted for their dot.

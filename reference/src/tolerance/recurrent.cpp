@@ -37,13 +37,15 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
         // Absolute error of dt' in units of u: the bias add, and softplus's ulp of (1 + exp(x)).
         const double dt_error = std::fabs(raw) + std::fabs(b_hq) + (p.softplus ? 1.0 + std::fabs(dtp) : 0.0);
         double y_S = 0.0, y_E = 0.0;
+        bool state_may_overflow = false;
         for (std::int64_t n = 0; n < N; ++n) {
           const std::int64_t si = ((slot * H + h) * P + q) * N + n;
           const double arg = A[(h * P + q) * N + n] * dtp;
-          // A decay factor beyond fp32's range overflows in the contract's arithmetic itself
-          // (negative dt' is legal here: no clamp): an infinite shadow demands nothing.
+          // A decay factor at fp32's range end overflows in the contract's arithmetic itself
+          // (negative dt' is legal here: no clamp): an infinite shadow demands nothing. Even a
+          // zero state does not save it: 0 x inf is NaN.
           const double decay = std::exp(arg);
-          const double carried = decay > kFp32Max ? HUGE_VAL : std::fabs(state[si]) * decay;
+          const double carried = decay > kFp32OverflowShadow ? HUGE_VAL : std::fabs(state[si]) * decay;
           const double input = std::fabs(dtp * B[(b * G + g) * N + n] * x[i]);
           const double S = carried + input;
           // The exponent's error: rounding of A*dt' and dt's own error times |A|; dt's error also
@@ -52,6 +54,7 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
                            std::fabs(B[(b * G + g) * N + n] * x[i]) * dt_error;
           state_S.data()[si] = S;
           state_E.data()[si] = E;
+          state_may_overflow = state_may_overflow || !(S <= kFp32OverflowShadow);
           y_S += S * std::fabs(C[(b * G + g) * N + n]);
           y_E += E * std::fabs(C[(b * G + g) * N + n]);
         }
@@ -61,7 +64,11 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
           y_S = g_z * y_S + std::fabs(out[i]);
           y_E *= g_z;
         }
-        out_S.data()[i] = y_S;
+        // `out` reads the new state unrounded, in fp32: where one of its N values may be inf, the
+        // sum over n is inf or NaN however small C[n] or silu(z) scales it, so out's own shadow
+        // can sit far below fp32's range while its fp32 evaluation has already overflowed.
+        // Nothing is demanded of that element (the state element itself is exempt in make_bound).
+        out_S.data()[i] = state_may_overflow ? HUGE_VAL : y_S;
         out_E.data()[i] = y_E;
       }
     }

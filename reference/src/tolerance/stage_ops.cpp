@@ -34,6 +34,13 @@ Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& 
             // The bias add, and softplus as log(exp(x) + 1) in fp32: an absolute error of about
             // one ulp of (1 + exp(x)), i.e. of order 1 + dt', not of dt' itself.
             s = std::fabs(raw) + std::fabs(bias_h) + (p.softplus ? 1.0 + std::fabs(dt_out[at]) : 0.0);
+            // The clamp compares with its limits converted to fp32 (0.001 is no fp32 number), so
+            // where it binds the kernel stores fl32(limit), off by up to u |dt'|; |dt'| is then the
+            // magnitude of the term that produced the value. Without it a raw dt of exactly 0
+            // clamped to lo > 0 has shadow 0 and the exact rule demands lo itself, which no fp32
+            // kernel can store.
+            const double unclamped = p.softplus ? softplus_thr20(raw) : raw;
+            if (dt_out[at] != unclamped) s += std::fabs(dt_out[at]);
           }
           S_dt.data()[at] = s;
           running += std::fabs(A[h]) * (std::fabs(dt_out[at]) + s);
@@ -181,7 +188,10 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   const std::optional<Tensor> absD = absolute(in.find("D"));
   const Tensor& dA = in.at("dA_cumsum");
   const ChunkScanArgs abs_args{&abscb, &absx, &absdt, &dA, &absC, &abs_states, ptr(absD), nullptr, in.find("seq_idx")};
-  const ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
+  ScanShadow s = chunk_scan_shadow(p, abs_args, absolute(dA), nullptr);
+  // A rising dA_cumsum can take the chunk-start decay exp(dA[i]) past fp32's range (the states
+  // are inputs here, so no chunk total is on any path).
+  exempt_overflowing_decays(dA, p.s, false, s.with_skip);
   // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype.
   const DType dC = in.at("C").dtype(), dx = in.at("x").dtype();
   // Declared TF32: C and the states (C.dtype), the coefficients and x (x.dtype) rounded once more.

@@ -11,9 +11,10 @@
 
 namespace ssd {
 
-// Upper limits of the generated sizes (small by default so many cases run per second).
+// Upper limits of the generated sizes (small by default so many cases run per second). H is drawn
+// from {1, 2, 3, 4, 6, 8, 12} up to `heads`; the corner of 64 heads in 8 groups is drawn apart.
 struct GenLimits {
-  std::int64_t batch = 2, seqlen = 80, heads = 4, headdim = 6, dstate = 6, chunk = 16, flat = 12, chunks = 3;
+  std::int64_t batch = 2, seqlen = 80, heads = 12, headdim = 6, dstate = 6, chunk = 16, flat = 12, chunks = 3;
 };
 
 // What a generated case may contain. The defaults cover every option; properties that need a
@@ -25,12 +26,15 @@ struct GenOptions {
   bool negative_limit = false;    // allow lo < 0 (dt' may be negative: leaves the recurrence's domain)
   bool mixed_dtypes = true;
   bool initial_states = true;
-  bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, A_zero, underflow, bench)
+  bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, dt_overflow, A_zero, underflow, dA_rise, bench)
   std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;
 };
 
 rc::Gen<Problem> gen_problem(Op op, const GenOptions& options = {});
+// What a fuzz campaign draws from: every option of GenOptions on, negative dt limits included (dA
+// then rises inside a chunk), with the small limits or the large ones of ssd-fuzz --large.
+GenOptions campaign_gen_options(bool large);
 // seq_idx runs over S tokens with boundaries placed at, one before and one after chunk boundaries.
 rc::Gen<SeqSpec> gen_seq_runs(std::int64_t seqlen, std::int64_t chunk, bool padding);
 

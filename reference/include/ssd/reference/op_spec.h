@@ -24,6 +24,7 @@ struct FillRule {
     uniform,          // U(a, b)
     neg_exp_uniform,  // -exp(U(a, b))    (SSM decay rates A)
     softplus_edges,   // raw dt around softplus's corners: U(-40,-17), U(19,21) or U(25,60), equally likely
+    exp_overflow,     // raw dt where fp32 exp(x) nears or passes its range: U(80,88.7) or U(88.8,400), equally likely
     chunk_dt,         // U(a, b) at valid chunk positions of [Bt,H,NC,Q], 0 in the padded tail
     chunk_cumsum,     // within-chunk cumsum of -U(a, b) over valid positions, flat padded tail
     seq_idx,          // from Problem::seq

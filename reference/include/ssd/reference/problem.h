@@ -68,4 +68,29 @@ Problem parse_problem(std::string_view text);
 // The dtype the problem gives a tensor or output role (override, else the OpSpec's rule).
 DType role_dtype(const Problem& p, std::string_view role);
 
+// Memory of one case. The oracle holds every input and output as float64 (8 bytes an element,
+// whatever the storage dtype), and the bounds and a kernel's outputs come on top, so the bytes
+// of the inputs and outputs as float64 are the measure a case is refused by before anything is
+// allocated or written. The default admits every full-size workload (the largest, chunk_scan at
+// b2 s32768 h64 p64 n128, holds 5.25 GiB) with room to spare; the cases past 2^31 elements of
+// ssd-fuzz --huge hold up to 35 GiB, and --huge raises the limit to fit them, as does the tools'
+// --max-case-gib.
+inline constexpr std::int64_t kDefaultMaxCaseBytes = std::int64_t{16} << 30;  // 16 GiB
+std::int64_t max_case_bytes();            // the limit in force in this process
+void set_max_case_bytes(std::int64_t bytes);  // throws ArgumentError('max_case_bytes') unless > 0
+
+// Elements of the case's inputs and outputs (present ones, at the problem's shapes), and the
+// bytes they take as float64; nullopt when a count overflows int64. Sizes must be positive.
+struct CaseSize {
+  std::int64_t elements = 0, bytes = 0;
+  std::string largest;  // the largest tensor, e.g. "x [2,1000,8,64]"
+};
+std::optional<CaseSize> case_size(const Problem& p);
+
+// Why the problem's tensors cannot be held: a size beyond 2^62, a tensor whose element count (or
+// the case's byte count) overflows int64, or more bytes than `max_bytes`; nullopt when it fits.
+// The message names the sizes and the largest tensor. Problems with a non-positive size are
+// invalid_reason's business and pass here.
+std::optional<std::string> size_reason(const Problem& p, std::int64_t max_bytes = max_case_bytes());
+
 }  // namespace ssd

@@ -12,6 +12,6 @@ inline constexpr std::string_view kContractVersion = "ops-2026-07";
 // The input fills of make_inputs (docs/problem-string.md section 5): generator, streams, regimes.
 inline constexpr std::string_view kGeneratorVersion = "fill-1";
 // The float64 oracle and the tolerance bounds computed from it (reference/src).
-inline constexpr std::string_view kOracleVersion = "oracle-1";
+inline constexpr std::string_view kOracleVersion = "oracle-2";
 
 }  // namespace ssd
