@@ -50,6 +50,14 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   app.add_option("--dump", dump, "directory for failing cases (default ssd-fuzz-failures)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
+  std::string isolation = "process";
+  double case_timeout = 0;
+  app.add_option("--isolation", isolation,
+                 "process: kernel calls run in a worker process that a crash or hang cannot take down (default); "
+                 "none: in this process");
+  app.add_option("--case-timeout", case_timeout,
+                 "seconds a kernel call may run before it is TIMEOUT (default: 5 s plus 1 s per million elements)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
   ssd::CampaignOptions o;
@@ -60,6 +68,8 @@ int main(int argc, char** argv) {
     if (slash == std::string::npos) throw ssd::ArgumentError("shard", "'" + shard + "' is not i/n");
     o.shard = std::stoll(shard.substr(0, slash));
     o.shards = std::stoll(shard.substr(slash + 1));
+    o.check.isolation = ssd::parse_isolation(isolation);
+    if (case_timeout > 0) o.check.case_timeout = case_timeout;
   } catch (const ssd::ArgumentError& e) {
     std::fprintf(stderr, "ssd-fuzz: %s\n", e.what());
     return 2;

@@ -35,14 +35,12 @@ rc::Shrinkable<Problem> generate(Op op, const CampaignOptions& o, std::int64_t k
   return gen_problem(op, options_for(o, k))(rc::Random(key), rc::kNominalSize);
 }
 
-bool fails(const KernelLibrary& library, const Problem& p) {
-  return check_case(library, p).verdict == Verdict::failed;
-}
+bool fails(CaseChecker& checker, const Problem& p) { return is_failure(checker.check(p).verdict); }
 
 // Writes the failing case (inputs, oracle, bounds and the kernel's outputs) as a results file.
-std::filesystem::path dump_case(const KernelLibrary& library, const Problem& p, const std::filesystem::path& dir) {
+std::filesystem::path dump_case(CaseChecker& checker, const Problem& p, const std::filesystem::path& dir) {
   CaseFile c = make_golden_case(p);
-  const KernelRun run = run_kernel(library, p, c.inputs);
+  const KernelRun run = checker.run(p);
   if (run.status != KernelRun::Status::ok) return {};  // nothing to store but the repro line
   c.kind = CaseKind::results;
   c.outputs = run.outputs;
@@ -72,6 +70,11 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) 
 }
 
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k) {
+  CaseChecker checker(library, options.check);
+  return shrink_failure(checker, op, options, k);
+}
+
+Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& options, std::int64_t k) {
   if (is_huge_case(options, k) && huge_problem(op, 0)) return campaign_problem(op, options, k);  // not from the generator
   rc::Shrinkable<Problem> current = generate(op, options, k);
   const auto start = Clock::now();
@@ -83,7 +86,7 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
       if (since(start) >= options.shrink_seconds) break;
       bool still_fails = false;
       try {
-        still_fails = fails(library, candidate->value());
+        still_fails = fails(checker, candidate->value());
       } catch (const std::exception&) {
         still_fails = false;  // a shrink that cannot be built is not a smaller failure
       }
@@ -106,6 +109,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       if (library.implements(op)) ops.push_back(op);
   if (ops.empty()) throw ArgumentError("ops", "the library implements none of the requested ops");
 
+  CaseChecker checker(library, o.check);
   CampaignResult result;
   std::map<Op, bool> op_failed;
   const auto start = Clock::now();
@@ -124,7 +128,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
     OpTally& t = result.tallies[op];
     const auto case_start = Clock::now();
     const Problem p = campaign_problem(op, o, k);
-    const CaseJudgement j = check_case(library, p);
+    const CaseJudgement j = checker.check(p);
     t.seconds += since(case_start);
     ++t.cases;
     switch (j.verdict) {
@@ -132,16 +136,18 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       case Verdict::mistrusted: ++t.mistrusted; break;
       case Verdict::skipped: ++t.skipped; break;
       case Verdict::invalid: ++t.invalid; break;
+      case Verdict::crashed:
+      case Verdict::timeout:
       case Verdict::failed: {
         ++t.failed;
         op_failed[op] = true;
         Failure f;
         f.original = p;
-        f.minimal = shrink_failure(library, op, o, k);
-        f.judgement = check_case(library, f.minimal);
+        f.minimal = shrink_failure(checker, op, o, k);
+        f.judgement = checker.check(f.minimal);
         if (!o.dump_dir.empty()) {
           try {
-            f.dump = dump_case(library, f.minimal, o.dump_dir);
+            f.dump = dump_case(checker, f.minimal, o.dump_dir);
           } catch (const std::exception&) {
             f.dump.clear();  // the repro line still reproduces it
           }

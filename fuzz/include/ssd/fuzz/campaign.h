@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ssd/fuzz/generators.h"
+#include "ssd/harness/case_checker.h"
 #include "ssd/harness/runner.h"
 
 namespace ssd {
@@ -30,6 +31,7 @@ struct CampaignOptions {
   double huge_fraction = 0;
   std::filesystem::path dump_dir; // failing cases written here (empty = no dumps)
   double shrink_seconds = 30;     // time allowed to minimize one failure
+  CheckOptions check;             // where kernel calls run (a worker process by default) and their time limit
 };
 
 struct OpTally {
@@ -60,7 +62,8 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k);
 std::optional<Problem> huge_problem(Op op, std::uint64_t seed);
 
 // Greedy shrinking of a failing case: the smallest problem (RapidCheck's shrink tree of the
-// generated value) that still FAILS on this library.
+// generated value) that still fails (FAILED, CRASHED or TIMEOUT) on this library.
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k);
+Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& options, std::int64_t k);
 
 }  // namespace ssd
