@@ -105,7 +105,7 @@ class Reader {
   std::size_t at_ = 0;
 };
 
-// Writes or reads every byte, retrying on EINTR and short transfers. The runner's end is
+// Writes every byte, retrying on EINTR and short transfers. The runner's end is
 // non-blocking: a read tries first and waits in poll (with the deadline) only when nothing is
 // there, which spares a system call per message when the worker has already answered.
 bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
@@ -125,26 +125,6 @@ bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
     return false;
   }
   return true;
-}
-
-ReadOutcome read_all(int fd, std::int64_t deadline_ms, std::uint8_t* p, std::size_t n) {
-  while (n > 0) {
-    const ssize_t k = read(fd, p, n);
-    if (k > 0) {
-      p += k;
-      n -= static_cast<std::size_t>(k);
-      continue;
-    }
-    if (k == 0) return ReadOutcome::eof;
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) return ReadOutcome::eof;
-    pollfd pfd{fd, POLLIN, 0};
-    const std::int64_t left = deadline_ms < 0 ? -1 : std::max<std::int64_t>(0, deadline_ms - now_ms());
-    const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 1 << 30)));
-    if (ready == 0) return ReadOutcome::timeout;
-    if (ready < 0 && errno != EINTR) return ReadOutcome::eof;
-  }
-  return ReadOutcome::frame;
 }
 
 }  // namespace
@@ -220,13 +200,48 @@ Reply decode_reply(const std::vector<std::uint8_t>& payload) {
 
 bool write_frame(int fd, const std::vector<std::uint8_t>& frame) { return write_all(fd, frame.data(), frame.size()); }
 
-ReadOutcome read_frame(int fd, std::int64_t deadline_ms, std::vector<std::uint8_t>& payload) {
-  std::uint64_t n = 0;
-  if (const ReadOutcome o = read_all(fd, deadline_ms, reinterpret_cast<std::uint8_t*>(&n), sizeof n); o != ReadOutcome::frame)
-    return o;
-  if (n > (std::uint64_t{1} << 40)) throw std::runtime_error("worker frame of " + std::to_string(n) + " bytes");
-  payload.resize(static_cast<std::size_t>(n));
-  return read_all(fd, deadline_ms, payload.data(), payload.size());
+ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t>& payload) {
+  for (;;) {
+    const std::size_t have = end_ - begin_;
+    std::uint64_t n = 0;
+    if (have >= sizeof n) {
+      std::memcpy(&n, data_.get() + begin_, sizeof n);
+      if (n > (std::uint64_t{1} << 40)) throw std::runtime_error("worker frame of " + std::to_string(n) + " bytes");
+      if (have >= sizeof n + n) {
+        const std::uint8_t* at = data_.get() + begin_ + sizeof n;
+        payload.assign(at, at + n);
+        begin_ += sizeof n + n;
+        if (begin_ == end_) begin_ = end_ = 0;
+        return ReadOutcome::frame;
+      }
+    }
+    // Wait for more (a blocking descriptor waits in read itself), then take all that is there.
+    if (deadline_ms >= 0) {
+      pollfd pfd{fd_, POLLIN, 0};
+      const std::int64_t left = std::max<std::int64_t>(0, deadline_ms - now_ms());
+      const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 1 << 30)));
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) return ReadOutcome::eof;
+      if (ready == 0) return ReadOutcome::timeout;
+    }
+    const std::size_t frame = have >= sizeof n ? sizeof n + n : sizeof n;
+    const std::size_t room = std::max<std::size_t>(std::size_t{1} << 16, frame - have);
+    if (begin_ > 0) {
+      std::memmove(data_.get(), data_.get() + begin_, have);
+      begin_ = 0;
+      end_ = have;
+    }
+    if (capacity_ < end_ + room) {
+      std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[end_ + room]);
+      std::memcpy(grown.get(), data_.get(), end_);
+      data_ = std::move(grown);
+      capacity_ = end_ + room;
+    }
+    const ssize_t k = ::read(fd_, data_.get() + end_, capacity_ - end_);
+    if (k > 0) end_ += static_cast<std::size_t>(k);
+    if (k == 0) return ReadOutcome::eof;
+    if (k < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) return ReadOutcome::eof;
+  }
 }
 
 }  // namespace ssd::wire

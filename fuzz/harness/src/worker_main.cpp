@@ -71,7 +71,8 @@ int main(int argc, char** argv) {
   if (!ssd::wire::write_frame(fd, ssd::wire::encode(hello)) || !hello.ok) return hello.ok ? 0 : 3;
 
   std::vector<std::uint8_t> payload;
-  while (ssd::wire::read_frame(fd, -1, payload) == ssd::wire::ReadOutcome::frame) {
+  ssd::wire::FrameReader reader(fd);
+  while (reader.read(-1, payload) == ssd::wire::ReadOutcome::frame) {
     const ssd::wire::Reply reply = answer(*library, *pool, ssd::wire::decode_request(payload));
     if (!ssd::wire::write_frame(fd, ssd::wire::encode(reply)) || reply.retiring) break;
   }

@@ -102,9 +102,10 @@ void WorkerProcess::start() {
   pid_ = pid;
   fd_ = sv[0];
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);  // reads wait in poll, under a deadline
+  reader_ = wire::FrameReader(fd_);
   ++starts_;
   std::vector<std::uint8_t> payload;
-  switch (wire::read_frame(fd_, wire::now_ms() + kStartupMs, payload)) {
+  switch (reader_.read(wire::now_ms() + kStartupMs, payload)) {
     case wire::ReadOutcome::frame: {
       const wire::Hello hello = wire::decode_hello(payload);
       if (hello.ok) return;
@@ -141,7 +142,7 @@ WorkerProcess::Outcome WorkerProcess::receive(double timeout_s) {
   const std::int64_t deadline = sent_ms_ + static_cast<std::int64_t>(std::ceil(timeout_s * 1000));
   std::vector<std::uint8_t> payload;
   for (;;) {
-    switch (wire::read_frame(fd_, deadline, payload)) {
+    switch (reader_.read(deadline, payload)) {
       case wire::ReadOutcome::eof: return {std::nullopt, reap(false, timeout_s)};
       case wire::ReadOutcome::timeout: return {std::nullopt, reap(true, timeout_s)};
       case wire::ReadOutcome::frame: break;

@@ -50,6 +50,7 @@ class WorkerProcess {
   std::string library_file_;
   pid_t pid_ = -1;
   int fd_ = -1;
+  wire::FrameReader reader_;
   int starts_ = 0;
   std::uint64_t sequence_ = 0;
   std::int64_t sent_ms_ = 0;
