@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the CUDA kernels, the GPU tests, ssd-fuzz and ssd-bench, and bundles them with every shared library `ldd`
-# lists (all but glibc's) into one folder that runs on a GPU host without HDF5, GoogleTest or
-# RapidCheck installed. Prints the command that runs the tests there.
+# Builds the CUDA kernels, the GPU tests, ssd-fuzz (with its worker) and ssd-bench, and bundles
+# them with every shared library `ldd` lists (all but glibc's) into one folder that runs on a GPU
+# host without HDF5, GoogleTest or RapidCheck installed. Prints the command that runs the tests there.
 #   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,10 +12,13 @@ bash tools/dev.sh build >/dev/null
 
 rm -rf "$bundle"
 mkdir -p "$bundle/lib"
-cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/tools/ssd-bench build/kernels/libssd-kernels-cuda.so "$bundle/"
+# ssd-fuzz runs the kernels in ssd-kernel-worker, which it finds next to itself.
+cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/fuzz/ssd-kernel-worker build/tools/ssd-bench \
+   build/kernels/libssd-kernels-cuda.so "$bundle/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
-for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-bench" "$bundle/libssd-kernels-cuda.so"; do
+for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-kernel-worker" "$bundle/ssd-bench" \
+              "$bundle/libssd-kernels-cuda.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*|ld-linux*) ;;

@@ -26,6 +26,9 @@ class Writer {
     put(b.data(), b.size());
   }
   void tensors(const std::vector<RawTensor>& list) {
+    std::size_t total = 0;
+    for (const RawTensor& t : list) total += t.bytes.size() + t.name.size() + 128;
+    out_.reserve(out_.size() + total + 64);  // one allocation for the message, not one per doubling
     u64(list.size());
     for (const RawTensor& t : list) {
       str(t.name);
@@ -215,8 +218,12 @@ ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t
         return ReadOutcome::frame;
       }
     }
-    // Wait for more (a blocking descriptor waits in read itself), then take all that is there.
-    if (deadline_ms >= 0) {
+    // Wait for more (a blocking descriptor waits in read itself; a non-blocking one tries first,
+    // since the worker has often answered already), then take all that is there.
+    if (deadline_ms >= 0 && !tried_) {
+      tried_ = true;
+    } else if (deadline_ms >= 0) {
+      tried_ = false;
       pollfd pfd{fd_, POLLIN, 0};
       const std::int64_t left = std::max<std::int64_t>(0, deadline_ms - now_ms());
       const int ready = poll(&pfd, 1, static_cast<int>(std::min<std::int64_t>(left, 1 << 30)));
@@ -238,7 +245,10 @@ ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t
       capacity_ = end_ + room;
     }
     const ssize_t k = ::read(fd_, data_.get() + end_, capacity_ - end_);
-    if (k > 0) end_ += static_cast<std::size_t>(k);
+    if (k > 0) {
+      end_ += static_cast<std::size_t>(k);
+      tried_ = false;
+    }
     if (k == 0) return ReadOutcome::eof;
     if (k < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) return ReadOutcome::eof;
   }

@@ -61,6 +61,7 @@ class FrameReader {
   // showed up in every case's profile.
   std::unique_ptr<std::uint8_t[]> data_;
   std::size_t capacity_ = 0, begin_ = 0, end_ = 0;
+  bool tried_ = false;  // the last read found nothing: wait in poll before the next
 };
 std::int64_t now_ms();
 
