@@ -61,11 +61,11 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
     // max r infinite: "max r 0.3" on a line about a NaN would hide the failure.
     if (std::isinf(e.r)) j.max_r = e.r;
     if (!e.why.empty() || (worst_count > 0 && e.r > 0 && (j.worst.size() < static_cast<std::size_t>(worst_count) ||
-                                                          e.r > j.worst.back().r))) {
-      e.index = index_string(want.value.shape(), i);
+                                                          e.r > j.worst.back().r)))
       keep_worst(j.worst, std::move(e), worst_count);
-    }
   }
+  // Coordinates only for the elements kept: this loop runs over every element of every case.
+  for (ElementReport& e : j.worst) e.index = index_string(want.value.shape(), e.flat);
   return j;
 }
 
@@ -94,9 +94,9 @@ bool is_failure(Verdict v) { return v == Verdict::failed || v == Verdict::crashe
 
 int histogram_bin(double r) {
   if (!(r < 1.0)) return r < 2.0 ? kHistogramBins - 2 : kHistogramBins - 1;
-  for (int bin = 0; bin < kHistogramBins - 2; ++bin)
-    if (r < std::ldexp(1.0, bin - (kHistogramBins - 3))) return bin;
-  return kHistogramBins - 3;
+  constexpr int kTop = kHistogramBins - 3;  // bin of [1/2, 1)
+  if (r < std::ldexp(1.0, -kTop)) return 0;
+  return std::ilogb(r) + kTop + 1;  // r in [2^(b-7), 2^(b-6)) has ilogb b - 7
 }
 
 std::string histogram_label(int bin) {
