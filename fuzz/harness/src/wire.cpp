@@ -240,7 +240,7 @@ ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t
     }
     if (capacity_ < end_ + room) {
       std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[end_ + room]);
-      std::memcpy(grown.get(), data_.get(), end_);
+      if (end_ > 0) std::memcpy(grown.get(), data_.get(), end_);
       data_ = std::move(grown);
       capacity_ = end_ + room;
     }
