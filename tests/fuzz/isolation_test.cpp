@@ -5,10 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <ostream>
 #include <string>
 
 #include "ssd/harness/case_checker.h"
 #include "ssd/reference/errors.h"
+
+namespace ssd {
+// Found by GoogleTest through the argument's namespace: "process" rather than the enum's bytes.
+void PrintTo(Isolation isolation, std::ostream* os) { *os << isolation_name(isolation); }
+}  // namespace ssd
 
 namespace {
 
@@ -85,6 +91,9 @@ struct MemoryCase {
   const ssd::Problem* problem;
   std::string message;
 };
+
+// Names the case in test listings (GoogleTest would print the struct's bytes).
+void PrintTo(const MemoryCase& c, std::ostream* os) { *os << c.flaw << " on " << ssd::to_string(*c.problem); }
 
 class Memory : public ::testing::TestWithParam<std::tuple<MemoryCase, ssd::Isolation>> {};
 
