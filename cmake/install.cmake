@@ -12,7 +12,7 @@ install(DIRECTORY reference/include/ gpu/include/ fuzz/harness/include/ golden/i
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 get_property(ssd_kernel_libraries GLOBAL PROPERTY SSD_KERNEL_LIBRARIES)
 install(TARGETS ${ssd_kernel_libraries} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ssd-kernels)
-install(TARGETS ssd-suite ssd-selfcheck ssd-golden ssd-fuzz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS ssd-suite ssd-selfcheck ssd-golden ssd-fuzz ssd-kernel-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 set(ssd_config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ssd)
 install(EXPORT ssdTargets NAMESPACE ssd:: DESTINATION ${ssd_config_dir})

@@ -135,6 +135,13 @@ int main(int argc, char** argv) {
   app.add_option("--f32-dots", f32_dots,
                  "ieee or tf32: how the kernels take f32 operands into dot products (default: what the library declares)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
+  std::string isolation = "process", case_timeout_text;
+  app.add_option("--isolation", isolation,
+                 "process: kernel calls run in a worker process that a crash or hang cannot take down (default); "
+                 "none: in this process");
+  app.add_option("--case-timeout", case_timeout_text,
+                 "seconds a kernel call may run before it is TIMEOUT, in (0, 1e7] (default: 5 s plus 1 s per million "
+                 "elements)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -207,6 +214,9 @@ int main(int argc, char** argv) {
       if (std::filesystem::exists(dump, ec) && !std::filesystem::is_directory(dump, ec))
         throw ssd::ArgumentError("--dump", "'" + dump + "' exists and is not a directory");
     }
+    o.check.isolation = ssd::parse_isolation(isolation);
+    if (app.count("--case-timeout"))
+      o.check.case_timeout = ssd::parse_option_number("--case-timeout", case_timeout_text, 0, kMaxSeconds, true);
   } catch (const ssd::ArgumentError& e) {
     usage_error(e.what());
     return kExitUsage;

@@ -36,14 +36,12 @@ rc::Shrinkable<Problem> generate(Op op, const CampaignOptions& o, std::int64_t k
   return gen_problem(op, options_for(o, k))(rc::Random(key), rc::kNominalSize);
 }
 
-bool fails(const KernelLibrary& library, const Problem& p) {
-  return check_case(library, p).verdict == Verdict::failed;
-}
+bool fails(CaseChecker& checker, const Problem& p) { return is_failure(checker.check(p).verdict); }
 
 // Writes the failing case (inputs, oracle, bounds and the kernel's outputs) as a results file.
-std::filesystem::path dump_case(const KernelLibrary& library, const Problem& p, const std::filesystem::path& dir) {
+std::filesystem::path dump_case(CaseChecker& checker, const Problem& p, const std::filesystem::path& dir) {
   CaseFile c = make_golden_case(p);
-  const KernelRun run = run_kernel(library, p, c.inputs);
+  const KernelRun run = checker.run(p);
   if (run.status != KernelRun::Status::ok) return {};  // nothing to store but the repro line
   c.kind = CaseKind::results;
   c.outputs = run.outputs;
@@ -83,6 +81,11 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k) 
 }
 
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k) {
+  CaseChecker checker(library, options.check);
+  return shrink_failure(checker, op, options, k);
+}
+
+Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& options, std::int64_t k) {
   if (is_huge_case(options, k) && huge_problem(op, 0)) return campaign_problem(op, options, k);  // not from the generator
   const auto start = Clock::now();
   rc::Shrinkable<Problem> current = generate(op, options, k);
@@ -94,7 +97,7 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
       if (since(start) >= options.shrink_seconds) break;
       bool still_fails = false;
       try {
-        still_fails = fails(library, with_declared_dots(candidate->value(), options));
+        still_fails = fails(checker, with_declared_dots(candidate->value(), options));
       } catch (const std::exception&) {
         still_fails = false;  // a shrink that cannot be built is not a smaller failure
       }
@@ -106,7 +109,7 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
     }
   }
   // Then the tokens the generator's tree cannot drop (flags, overrides, seq=rand as runs).
-  return shrink_problem(with_declared_dots(current.value(), options), [&](const Problem& p) { return fails(library, p); },
+  return shrink_problem(with_declared_dots(current.value(), options), [&](const Problem& p) { return fails(checker, p); },
                         options.shrink_seconds - since(start));
 }
 
@@ -128,6 +131,8 @@ void OpTally::record(const CaseJudgement& j, double case_seconds) {
   switch (j.verdict) {
     case Verdict::passed: ++passed; break;
     case Verdict::failed: ++failed; break;
+    case Verdict::crashed: ++failed, ++crashed; return;  // no outputs to measure
+    case Verdict::timeout: ++failed, ++timeout; return;
     case Verdict::mistrusted: ++mistrusted; break;
     case Verdict::skipped: ++skipped; return;
     case Verdict::invalid: ++invalid; return;
@@ -159,22 +164,22 @@ CampaignSummary summarize(const CampaignResult& r) {
 namespace {
 
 // One case: checked, tallied, and when it fails shrunk (by `shrink`) and dumped.
-void run_case(const KernelLibrary& library, const CampaignOptions& o, const Problem& given, CampaignResult& result,
+void run_case(CaseChecker& checker, const CampaignOptions& o, const Problem& given, CampaignResult& result,
               const std::function<Problem()>& shrink) {
-  const Problem p = library.as_declared(given);  // what the case is judged as, and its repro
+  const Problem p = checker.library().as_declared(given);  // what the case is judged as, and its repro
   const auto case_start = Clock::now();
-  const CaseJudgement j = check_case(library, p);
+  const CaseJudgement j = checker.check(p);
   const double seconds = since(case_start);
   result.tallies[p.op].record(j, seconds);
   result.by_dtype[{p.op, p.dtype}].record(j, seconds);
-  if (j.verdict != Verdict::failed) return;
+  if (!is_failure(j.verdict)) return;
   Failure f;
   f.original = p;
-  f.minimal = library.as_declared(shrink());
-  f.judgement = f.minimal == p ? j : check_case(library, f.minimal);
+  f.minimal = checker.library().as_declared(shrink());
+  f.judgement = f.minimal == p ? j : checker.check(f.minimal);
   if (!o.dump_dir.empty()) {
     try {
-      f.dump = dump_case(library, f.minimal, o.dump_dir);
+      f.dump = dump_case(checker, f.minimal, o.dump_dir);
     } catch (const std::exception&) {
       f.dump.clear();  // the repro line still reproduces it
     }
@@ -187,6 +192,7 @@ void run_case(const KernelLibrary& library, const CampaignOptions& o, const Prob
 CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions& o, const Progress& progress) {
   if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
     throw ArgumentError("shard", std::to_string(o.shard) + "/" + std::to_string(o.shards) + " is not i/n with 0 <= i < n");
+  CaseChecker checker(library, o.check);
   CampaignResult result;
   // The ops asked for: those of the replayed problems, the --ops list, or every op.
   std::vector<Op> requested;
@@ -205,8 +211,8 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       if (out_of_time(done)) break;
       const Problem& p = o.problems[i];
       ++done;
-      run_case(library, o, p, result, [&] {
-        return shrink_problem(p, [&](const Problem& c) { return fails(library, c); }, o.shrink_seconds);
+      run_case(checker, o, p, result, [&] {
+        return shrink_problem(p, [&](const Problem& c) { return fails(checker, c); }, o.shrink_seconds);
       });
       result.seconds = since(start);
       if (progress) progress(result, result.seconds);
@@ -231,7 +237,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
     }
     ++done;
     const std::size_t before = result.failures.size();
-    run_case(library, o, campaign_problem(op, o, k), result, [&] { return shrink_failure(library, op, o, k); });
+    run_case(checker, o, campaign_problem(op, o, k), result, [&] { return shrink_failure(checker, op, o, k); });
     failures_of[op] += static_cast<int>(result.failures.size() - before);
     result.seconds = since(start);
     if (progress) progress(result, result.seconds);

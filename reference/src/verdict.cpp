@@ -47,6 +47,7 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
       if (std::isfinite(y)) {
         ++j.exact_mismatches;
         e.why = "non-finite value expected";
+        e.r = std::numeric_limits<double>::infinity();
       }
     } else if (bound.is_exact(i)) {
       if (y != y_star) {
@@ -63,12 +64,15 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
         e.why = "over bound";
       }
     }
+    // A failed element that has no finite r (not finite, exact value missed) makes the output's
+    // max r infinite: "max r 0.3" on a line about a NaN would hide the failure.
+    if (std::isinf(e.r)) j.max_r = e.r;
     if (!e.why.empty() || (worst_count > 0 && e.r > 0 && (j.worst.size() < static_cast<std::size_t>(worst_count) ||
-                                                          e.r > j.worst.back().r))) {
-      e.index = index_string(want.value.shape(), i);
+                                                          e.r > j.worst.back().r)))
       keep_worst(j.worst, std::move(e), worst_count);
-    }
   }
+  // Coordinates only for the elements kept: this loop runs over every element of every case.
+  for (ElementReport& e : j.worst) e.index = index_string(want.value.shape(), e.flat);
   return j;
 }
 
@@ -87,15 +91,19 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::mistrusted: return "MISTRUSTED";
     case Verdict::skipped: return "SKIPPED";
     case Verdict::invalid: return "INVALID";
+    case Verdict::crashed: return "CRASHED";
+    case Verdict::timeout: return "TIMEOUT";
   }
   return "?";
 }
 
+bool is_failure(Verdict v) { return v == Verdict::failed || v == Verdict::crashed || v == Verdict::timeout; }
+
 int histogram_bin(double r) {
   if (!(r < 1.0)) return r < 2.0 ? kHistogramBins - 2 : kHistogramBins - 1;
-  for (int bin = 0; bin < kHistogramBins - 2; ++bin)
-    if (r < std::ldexp(1.0, bin - (kHistogramBins - 3))) return bin;
-  return kHistogramBins - 3;
+  constexpr int kTop = kHistogramBins - 3;  // bin of [1/2, 1)
+  if (r < std::ldexp(1.0, -kTop)) return 0;
+  return std::ilogb(r) + kTop + 1;  // r in [2^(b-7), 2^(b-6)) has ilogb b - 7
 }
 
 std::string histogram_label(int bin) {
@@ -142,6 +150,12 @@ CaseJudgement judge(const Problem& problem, const Outputs& oracle, const Bounds&
 }
 
 std::string describe(const CaseJudgement& j) {
+  if (j.verdict == Verdict::crashed || j.verdict == Verdict::timeout) {
+    // No outputs to show: the call never returned.
+    std::string s = std::string(verdict_name(j.verdict)) + "    " + j.problem;
+    if (!j.message.empty()) s.append("\n  ").append(j.message);
+    return s.append("\n  ").append(j.repro());
+  }
   char head[64];
   std::snprintf(head, sizeof head, "%-10s max r %.3g", std::string(verdict_name(j.verdict)).c_str(), j.max_r());
   std::string s = head;

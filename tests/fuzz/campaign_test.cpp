@@ -53,6 +53,7 @@ TEST(Campaign, NothingTestedExitsThree) {
   only_cumsum.discretize_segsum = nullptr;
   const auto library = ssd::KernelLibrary::from_table(&only_cumsum, "cumsum-only");
   ssd::CampaignOptions o = cases(20, 1);
+  o.check.isolation = ssd::Isolation::none;  // a table in memory has no file for a worker to open
   o.ops = {Op::recurrent};
   const ssd::CampaignResult r = ssd::run_campaign(library, o);
   EXPECT_EQ(ssd::summarize(r).exit_status, 3);

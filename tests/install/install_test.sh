@@ -17,6 +17,8 @@ output=$("$work/consumer/readme_example")
 echo "$output"
 # Shapes from the problem: out and out_x [Bt,S,H,P] = [2,1000,8,64].
 [ "$output" = "$(printf 'out [2,1000,8,64]\nout_x [2,1000,8,64]')" ] || { echo "unexpected example output"; exit 1; }
+# ssd-fuzz runs kernels in the worker program installed next to it.
+[ -x "$work/prefix/bin/ssd-kernel-worker" ] || { echo "not installed: bin/ssd-kernel-worker"; exit 1; }
 # The installed kernel libraries load by name through SSD_KERNEL_PATH.
 SSD_KERNEL_PATH="$work/prefix/lib/ssd-kernels" "$work/prefix/bin/ssd-fuzz" --kernels emulation --cases 20 --seed 3 --quiet \
   --dump "$work/failures" | tail -1

@@ -96,6 +96,7 @@ KernelLibrary KernelLibrary::open(const std::string& spec) {
   const auto get_table = reinterpret_cast<ssd_kernel_table_fn>(symbol);
   KernelLibrary library = from_table(get_table(), spec);
   library.handle_ = std::move(owner);
+  library.file_ = file;
   return library;
 }
 

@@ -1,59 +1,81 @@
-// Running one case through a kernel table and judging it.
+// Running one case through a kernel table in this process, guarded and poisoned.
 #include "ssd/harness/runner.h"
 
-#include "ssd/reference/errors.h"
-#include "ssd/reference/truth.h"
+#include <algorithm>
+#include <cstring>
+
+#include "ssd/harness/case_checker.h"
 
 namespace ssd {
 namespace {
 
-KernelRun run_call(const KernelLibrary& library, const Problem& p, const InputSet& inputs) {
-  KernelRun run;
-  if (!library.implements(p.op)) {
-    run.status = KernelRun::Status::not_implemented;
-    run.message = library.origin() + " does not implement " + std::string(op_name(p.op));
-    return run;
+CallStatus status_of(ssd_status s) {
+  switch (s) {
+    case SSD_STATUS_OK: return CallStatus::ok;
+    case SSD_STATUS_INVALID_ARGUMENT: return CallStatus::rejected;
+    case SSD_STATUS_UNSUPPORTED: return CallStatus::unsupported;
+    default: return CallStatus::error;
   }
-  const ssd_kernel_table& t = library.table();
-  const PreparedCall call(library, p, inputs);
-  const ssd_status status = call.invoke();
-  if (status == SSD_STATUS_OK && t.device_synchronize && t.device_synchronize() != SSD_STATUS_OK) {
-    run.status = KernelRun::Status::error;
-  } else if (status == SSD_STATUS_OK) {
-    run.outputs = call.read();
-    return run;
-  } else {
-    run.status = status == SSD_STATUS_INVALID_ARGUMENT ? KernelRun::Status::rejected
-                 : status == SSD_STATUS_UNSUPPORTED    ? KernelRun::Status::unsupported
-                                                       : KernelRun::Status::error;
+}
+
+std::string last_error(const ssd_kernel_table& t) {
+  const char* message = t.last_error ? t.last_error() : nullptr;
+  return message ? message : "(no message)";
+}
+
+// "input modified: x[0,1,2,3] (and 5 more of 96 elements)" when the call changed an input.
+std::string input_change(const std::string& name, const AbiBuffer& buffer, const std::uint8_t* now) {
+  const std::vector<std::uint8_t>& before = buffer.uploaded();
+  if (std::memcmp(before.data(), now, before.size()) == 0) return {};
+  const std::size_t width = dtype_bytes(buffer.dtype());
+  const std::int64_t n = element_count(buffer.shape());
+  std::int64_t first = -1, changed = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const std::size_t at = static_cast<std::size_t>(i) * width;
+    if (std::memcmp(before.data() + at, now + at, width) != 0) {
+      if (first < 0) first = i;
+      ++changed;
+    }
   }
-  run.message = t.last_error ? t.last_error() : "(no message)";
-  return run;
+  std::string s = "input modified: " + name + index_string(buffer.shape(), first);
+  if (changed > 1) s += " (and " + std::to_string(changed - 1) + " more of " + std::to_string(n) + " elements)";
+  return s + " changed by the call";
 }
 
 }  // namespace
 
-PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, const InputSet& inputs)
+PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, const InputSet& inputs, MemoryPool* pool)
+    : PreparedCall(library, p, encode_inputs(inputs), pool) {}
+
+PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::vector<RawTensor> inputs, MemoryPool* pool)
     : table_(library.table()), problem_(p), args_(p.op) {
+  if (pool == nullptr) {
+    own_pool_ = std::make_unique<MemoryPool>(table_, 0);
+    pool = own_pool_.get();
+  }
   const OpSpec& spec = op_spec(p.op);
-  for (const auto& [name, t] : inputs.all()) {
-    buffers_[name] = std::make_unique<AbiBuffer>(table_, t);
+  for (RawTensor& t : inputs) {
     // A role that is also an output is a state updated in place: read and written.
     const bool in_place = spec.outputs.end() != std::find_if(spec.outputs.begin(), spec.outputs.end(),
-                                                             [&](const OutputRole& r) { return r.name == name; });
-    min_bytes_ += static_cast<std::size_t>(t.numel()) * dtype_bytes(t.dtype()) * (in_place ? 2 : 1);
-    if (in_place) outputs_.push_back(name);
+                                                             [&](const OutputRole& r) { return r.name == t.name; });
+    min_bytes_ += t.bytes.size() * (in_place ? 2 : 1);
+    buffers_[t.name] = std::make_unique<AbiBuffer>(*pool, t.dtype, std::move(t.shape), std::move(t.bytes));
   }
   for (const auto& [name, shape] : output_shapes(p)) {
     if (buffers_.count(name)) continue;  // updated in place
     const DType dtype = spec.output(name).dtype(p);
-    buffers_[name] = std::make_unique<AbiBuffer>(table_, dtype, shape);
+    buffers_[name] = std::make_unique<AbiBuffer>(*pool, dtype, shape);
     min_bytes_ += static_cast<std::size_t>(element_count(shape)) * dtype_bytes(dtype);
-    outputs_.push_back(name);
   }
+  for (const OutputRole& role : spec.outputs)
+    if (buffers_.count(role.name)) outputs_.push_back(role.name);
   for (const AbiTensorField& field : spec.abi.tensors)
     if (auto it = buffers_.find(std::string(field.role)); it != buffers_.end()) args_.set_tensor(field.role, it->second->view());
   args_.set_scalars(p);
+}
+
+bool PreparedCall::is_output(const std::string& name) const {
+  return std::find(outputs_.begin(), outputs_.end(), name) != outputs_.end();
 }
 
 ssd_tensor PreparedCall::operator[](const std::string& name) const {
@@ -68,64 +90,70 @@ ssd_status PreparedCall::invoke(void* stream) const {
 
 Outputs PreparedCall::read() const {
   Outputs out;
-  for (const OutputRole& role : op_spec(problem_.op).outputs)
-    if (auto it = buffers_.find(role.name); it != buffers_.end() &&
-                                            std::find(outputs_.begin(), outputs_.end(), role.name) != outputs_.end())
-      out.add(role.name, it->second->read());
+  for (const std::string& name : outputs_) out.add(name, buffers_.at(name)->read());
   return out;
 }
 
-KernelRun run_kernel(const KernelLibrary& library, const Problem& problem, const InputSet& inputs) {
-  return run_call(library, problem, inputs);
+PreparedCall::Inspection PreparedCall::inspect() const {
+  Inspection result;
+  std::map<std::string, RawTensor> raw;
+  std::vector<std::uint8_t> storage;
+  for (const auto& [name, buffer] : buffers_) {
+    const std::span<const std::uint8_t> image = buffer->snapshot(storage);
+    for (std::string& d : buffer->guard_damage(image, name)) result.damage.push_back(std::move(d));
+    const std::uint8_t* contents = buffer->contents(image);
+    if (is_output(name)) {
+      raw[name] = RawTensor{name, buffer->dtype(), buffer->shape(),
+                            std::vector<std::uint8_t>(contents, contents + buffer->bytes())};
+    } else if (std::string change = input_change(name, *buffer, contents); !change.empty()) {
+      result.damage.push_back(std::move(change));
+    }
+  }
+  for (const std::string& name : outputs_) result.outputs.push_back(std::move(raw.at(name)));
+  return result;
 }
 
-CaseJudgement check_case(const KernelLibrary& library, const Problem& given) {
-  const Problem problem = library.as_declared(given);
-  CaseJudgement j;
-  j.problem = to_string(problem);
-  if (!library.implements(problem.op)) {
-    j.verdict = Verdict::skipped;
-    j.message = library.origin() + " does not implement " + std::string(op_name(problem.op));
-    return j;
+CallRecord record_call(const KernelLibrary& library, const Problem& p, const InputSet& inputs, MemoryPool* pool) {
+  return record_call(library, p, encode_inputs(inputs), pool);
+}
+
+CallRecord record_call(const KernelLibrary& library, const Problem& p, std::vector<RawTensor> inputs, MemoryPool* pool) {
+  CallRecord r;
+  if (!library.implements(p.op)) {
+    r.status = CallStatus::not_implemented;
+    r.message = library.origin() + " does not implement " + std::string(op_name(p.op));
+    return r;
   }
-  if (auto why = invalid_reason(problem)) {
-    // Outside the contract: the kernel must reject it. When its tensors cannot even be built
-    // (e.g. a negative size) there is nothing to hand the kernel, and the case is INVALID as is.
-    j.verdict = Verdict::invalid;
-    j.message = *why;
-    InputSet inputs;
-    try {
-      inputs = make_inputs_unchecked(problem);
-      output_shapes(problem);
-    } catch (const std::exception&) {
-      return j;
-    }
-    const KernelRun run = run_call(library, problem, inputs);
-    if (run.status == KernelRun::Status::ok) {
-      j.verdict = Verdict::failed;
-      j.message = "accepted a case outside the contract (" + *why + ")";
-    } else if (run.status == KernelRun::Status::rejected) {
-      j.message = *why + "; rejected: " + run.message;
-    }
-    return j;
+  const ssd_kernel_table& t = library.table();
+  const PreparedCall call(library, p, std::move(inputs), pool);
+  const ssd_status status = call.invoke();
+  r.status = status_of(status);
+  if (status != SSD_STATUS_OK) r.message = last_error(t);  // before anything else can overwrite it
+  // Wait for the kernel's work whatever it returned: it may have launched work before failing,
+  // and the buffers are inspected next.
+  if (t.device_synchronize && t.device_synchronize() != SSD_STATUS_OK) {
+    if (r.status == CallStatus::ok) r.message = last_error(t);
+    r.status = CallStatus::error;
   }
-  const InputSet inputs = make_inputs(problem);
-  const Truth truth = compute_truth(problem, inputs);
-  const KernelRun run = run_call(library, problem, inputs);
-  switch (run.status) {
-    case KernelRun::Status::ok: return judge(problem, truth.oracle, truth.bounds, run.outputs);
-    case KernelRun::Status::not_implemented:
-    case KernelRun::Status::unsupported:
-      j.verdict = Verdict::skipped;
-      j.message = run.message;
-      return j;
-    case KernelRun::Status::rejected:
-    case KernelRun::Status::error:
-      j.verdict = Verdict::failed;
-      j.message = std::string(run.status == KernelRun::Status::rejected ? "rejected a valid case: " : "error: ") + run.message;
-      return j;
-  }
-  return j;
+  r.device_error = t.memory_kind != SSD_MEMORY_HOST && r.status == CallStatus::error;
+  if (r.device_error) return r;  // the device cannot be read after a sticky error
+  PreparedCall::Inspection seen = call.inspect();
+  r.damage = std::move(seen.damage);
+  if (r.status == CallStatus::ok) r.outputs = std::move(seen.outputs);
+  return r;
+}
+
+KernelRun run_kernel(const KernelLibrary& library, const Problem& problem, const InputSet& inputs) {
+  CallRecord r = record_call(library, problem, inputs);
+  KernelRun run;
+  run.status = r.status;
+  run.message = std::move(r.message);
+  if (r.status == CallStatus::ok) run.outputs = decode_outputs(r.outputs);
+  return run;
+}
+
+CaseJudgement check_case(const KernelLibrary& library, const Problem& problem) {
+  return CaseChecker(library, CheckOptions{Isolation::none, std::nullopt}).check(problem);
 }
 
 }  // namespace ssd

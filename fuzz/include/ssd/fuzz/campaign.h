@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ssd/fuzz/generators.h"
+#include "ssd/harness/case_checker.h"
 #include "ssd/harness/runner.h"
 
 namespace ssd {
@@ -36,6 +37,7 @@ struct CampaignOptions {
   DotPrecision f32_dots = DotPrecision::ieee;
   std::filesystem::path dump_dir; // failing cases written here (empty = no dumps)
   double shrink_seconds = 30;     // time allowed to minimize one failure
+  CheckOptions check;             // where kernel calls run (a worker process by default) and their time limit
 };
 
 // The max r of each case in decades: [0,1e-4) [1e-4,1e-3) [1e-3,1e-2) [1e-2,0.1) [0.1,1) [1,10)
@@ -46,6 +48,7 @@ std::string r_decade_label(int decade);
 
 struct OpTally {
   std::int64_t cases = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0, invalid = 0;
+  std::int64_t crashed = 0, timeout = 0;  // of the FAILED cases, those whose call never returned
   std::int64_t not_finite = 0;  // cases with a NaN or Inf output where the oracle is finite
   double max_r = 0, seconds = 0;
   std::array<std::int64_t, kRDecades> r_decades{};  // judged cases (PASSED, FAILED, MISTRUSTED)
@@ -86,7 +89,9 @@ Problem campaign_problem(Op op, const CampaignOptions& options, std::int64_t k);
 std::optional<Problem> huge_problem(Op op, std::uint64_t seed);
 
 // Greedy shrinking of a failing case: RapidCheck's shrink tree of the generated value, then the
-// problem's tokens (ssd/fuzz/shrink.h); the smallest problem that still FAILS on this library.
+// problem's tokens (ssd/fuzz/shrink.h); the smallest problem that still fails (FAILED, CRASHED or
+// TIMEOUT) on this library.
 Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOptions& options, std::int64_t k);
+Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& options, std::int64_t k);
 
 }  // namespace ssd

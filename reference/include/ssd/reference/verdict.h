@@ -12,8 +12,12 @@
 
 namespace ssd {
 
-enum class Verdict { passed, failed, mistrusted, skipped, invalid };
-std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ...
+// CRASHED: the kernel call killed its process (a signal, or exit/_exit inside the kernel);
+// TIMEOUT: the call outlived its time limit. Both come from an isolated run (ssd/harness/case_checker.h).
+enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout };
+std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT"
+// The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT.
+bool is_failure(Verdict v);
 
 // Utilization histogram edges: [0, 1/64), [1/64, 1/32), ..., [1/2, 1), [1, 2), [2, inf) and exact
 // mismatches counted apart. Bin i < 7 holds r in [2^(i-7), 2^(i-6)) (bin 0 from 0).
@@ -34,7 +38,9 @@ struct OutputJudgement {
   std::int64_t over_bound = 0;      // r > 1
   std::int64_t exact_mismatches = 0;
   std::int64_t not_finite = 0;      // NaN/Inf where the oracle is finite
-  double max_r = 0.0;               // over non-exact elements; inf when one is not finite
+  // Over the compared elements; infinity once an element is not finite or misses an exact value,
+  // so a report line never shows a small r for an output that failed that way.
+  double max_r = 0.0;
   std::array<std::int64_t, kHistogramBins> histogram{};
   std::vector<ElementReport> worst;  // largest r first (exact and non-finite failures first)
   bool failed() const { return over_bound > 0 || exact_mismatches > 0 || not_finite > 0; }
@@ -43,7 +49,7 @@ struct OutputJudgement {
 struct CaseJudgement {
   Verdict verdict = Verdict::passed;
   std::string problem;  // the problem string (the repro)
-  std::string message;  // why (MISTRUSTED, SKIPPED, INVALID), empty otherwise
+  std::string message;  // why (MISTRUSTED, SKIPPED, INVALID, CRASHED, TIMEOUT; memory findings), else empty
   std::vector<OutputJudgement> outputs;
   double max_r() const;
   std::string repro() const { return "repro: " + problem; }
@@ -56,7 +62,8 @@ CaseJudgement judge(const Problem& problem, const Outputs& oracle, const Bounds&
                     int worst_count = 5);
 
 // One line "PASSED  max r 0.12 (out 0.12, final_states 0.03)  <problem>"; for FAILED also the worst
-// elements of each failing output and the repro line.
+// elements of each failing output and the repro line; CRASHED and TIMEOUT print the verdict, the
+// problem, what happened (signal, exit status or time) and the repro line.
 std::string describe(const CaseJudgement& j);
 
 }  // namespace ssd

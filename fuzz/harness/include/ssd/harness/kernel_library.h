@@ -25,6 +25,9 @@ class KernelLibrary {
 
   const ssd_kernel_table& table() const { return *table_; }
   const std::string& origin() const { return origin_; }
+  // What was handed to dlopen (a path, or a bare file name for the loader's search path); empty
+  // for a table wrapped with from_table. A worker process opens the library from it.
+  const std::string& file() const { return file_; }
   bool implements(Op op) const;
   // How the library declares its f32 dot products (ABI version 2; IEEE for version 1 or nothing said).
   DotPrecision f32_dots() const;
@@ -36,6 +39,7 @@ class KernelLibrary {
   std::shared_ptr<void> handle_;  // dlopen handle, closed with the last copy
   const ssd_kernel_table* table_ = nullptr;
   std::string origin_;
+  std::string file_;
 };
 
 }  // namespace ssd

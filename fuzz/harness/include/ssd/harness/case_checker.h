@@ -1,0 +1,59 @@
+// Checking cases one after another against one kernel library, with the kernel calls isolated in
+// a worker process (the default) or made in this process. In a worker, a kernel that crashes,
+// calls exit, hangs, or leaves a device error behind costs its case a verdict (CRASHED, TIMEOUT,
+// FAILED) and the worker a restart, never the campaign. The worker rebuilds each case's inputs
+// from its problem string while this process computes the oracle and bounds.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "ssd/harness/kernel_library.h"
+#include "ssd/harness/runner.h"
+
+namespace ssd {
+
+enum class Isolation { none, process };
+Isolation parse_isolation(std::string_view text);  // "none" | "process"; ArgumentError('isolation')
+std::string_view isolation_name(Isolation isolation);
+
+struct CheckOptions {
+  Isolation isolation = Isolation::process;
+  // Seconds a call may run before its worker is killed (TIMEOUT); nullopt = default_case_timeout.
+  // Only an isolated call can be stopped: in process there is no time limit.
+  std::optional<double> case_timeout;
+};
+
+// The time limit of a case when none is given: 5 s plus 1 s per million elements of its tensors
+// (inputs and outputs), so small cases hang up quickly and large ones have room on a slow CPU.
+double default_case_timeout(const Problem& problem);
+
+class CaseChecker {
+ public:
+  // Throws ArgumentError('isolation') when the library was not loaded from a file (a worker opens
+  // the file itself) and the isolation is `process`.
+  explicit CaseChecker(const KernelLibrary& library, CheckOptions options = {});
+  ~CaseChecker();
+  CaseChecker(const CaseChecker&) = delete;
+  CaseChecker& operator=(const CaseChecker&) = delete;
+
+  // The verdict on one case (as ssd::check_case, plus CRASHED and TIMEOUT).
+  CaseJudgement check(const Problem& problem);
+  // The kernel's outputs on a valid case (what a dumped case file stores); a call that did not
+  // return has status error and the death in the message.
+  KernelRun run(const Problem& problem);
+
+  const CheckOptions& options() const { return options_; }
+  const KernelLibrary& library() const { return library_; }
+  int worker_starts() const;  // worker processes started so far (0 in process)
+
+ private:
+  struct Call;  // one call in flight, in a worker or in process
+  const KernelLibrary& library_;
+  CheckOptions options_;
+  std::unique_ptr<MemoryPool> pool_;   // in process: buffers reused across cases
+  struct Worker;
+  std::unique_ptr<Worker> worker_;     // isolated
+};
+
+}  // namespace ssd
