@@ -1,0 +1,79 @@
+"""An honest fp32 numpy implementation of SSDChunkCumsumFwd and SSDRecurrentFwd on the CPU, written
+from docs/contract.md (sections 1.3, 3 and 8): the worked example of an adapter, and the baseline
+the planted-bug tests perturb. Every intermediate is float32, as a kernel's would be."""
+import numpy as np
+
+name = "numpy_ref"
+F32 = np.float32
+
+
+def softplus_thr20(v):
+    """softplus with upstream's threshold: v itself above 20 (no overflow of exp)."""
+    with np.errstate(over="ignore"):
+        return np.where(v > F32(20), v, np.log1p(np.exp(v))).astype(F32)
+
+
+def processed_dt(problem, dt, dt_bias, clamp):
+    """dt' of contract section 1.3: bias, softplus, then (prefill only) the dt_limit clamp."""
+    v = dt.astype(F32)
+    if dt_bias is not None:
+        v = v + dt_bias.astype(F32)
+    if "softplus" in problem.flags:
+        v = softplus_thr20(v)
+    if clamp:
+        lo, hi = problem.dt_limit
+        v = np.minimum(np.maximum(v, F32(lo)), F32(hi)).astype(F32)
+    return v
+
+
+def chunk_cumsum(problem, inputs):
+    """dt [b,s,h] -> dt_out and dA_cumsum [b,h,nc,q]: dt' per token, 0 in the padded tail; the
+    inclusive cumsum of A[h] dt' restarting in every chunk (flat in the tail)."""
+    dt = inputs["dt"]
+    b, s, h = dt.shape
+    q = problem.chunk_size
+    nc = -(-s // q)
+    step = processed_dt(problem, dt, inputs.get("dt_bias"), clamp=True)
+    padded = np.zeros((b, nc * q, h), dtype=F32)
+    padded[:, :s, :] = step
+    dt_out = padded.reshape(b, nc, q, h).transpose(0, 3, 1, 2)  # [b,h,nc,q]
+    dA = inputs["A"].astype(F32)[None, :, None, None] * dt_out
+    return {"dt_out": dt_out, "dA_cumsum": np.cumsum(dA, axis=-1, dtype=F32)}
+
+
+def silu(v):
+    return (v / (F32(1) + np.exp(-v))).astype(F32)
+
+
+def recurrent(problem, inputs):
+    """One decode step per batch row: h_new = state exp(A dt') + dt' B x, out = C h_new + D x,
+    gated by silu(z); padding rows (negative state_batch_indices) give out 0 and touch no state."""
+    x = inputs["x"].astype(F32)
+    b, h, p = x.shape
+    B, C = inputs["B"].astype(F32), inputs["C"].astype(F32)
+    g = B.shape[1]
+    heads_per_group = h // g
+    group = np.arange(h) // heads_per_group
+    step = processed_dt(problem, inputs["dt"], inputs.get("dt_bias"), clamp=False)  # [b,h,p]
+    A = inputs["A"].astype(F32)
+    state = inputs["state"].astype(F32)  # the new state, stored back below
+    new_state = state.copy()
+    out = np.zeros((b, h, p), dtype=F32)
+    rows = inputs["state_batch_indices"] if "state_batch_indices" in inputs else np.arange(b)
+    for i in range(b):
+        slot = int(rows[i])
+        if slot < 0:
+            continue
+        d = step[i][:, :, None]  # [h,p,1]
+        Bg, Cg = B[i][group][:, None, :], C[i][group][:, None, :]  # [h,1,n]
+        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow gives inf, as in a kernel
+            h_new = (state[slot] * np.exp(A * d) + d * Bg * x[i][:, :, None]).astype(F32)
+        new_state[slot] = h_new
+        with np.errstate(over="ignore", invalid="ignore"):
+            y = np.sum(h_new * Cg, axis=-1, dtype=F32)
+        if "D" in inputs:
+            y = y + inputs["D"].astype(F32) * x[i]
+        if "z" in inputs:
+            y = y * silu(inputs["z"][i].astype(F32))
+        out[i] = y
+    return {"out": out, "state": new_state}
