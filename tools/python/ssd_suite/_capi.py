@@ -140,9 +140,15 @@ def lib():
 library_path = None
 
 
+_functions = {}
+
+
 def call(name, *args):
     """Calls ssd_capi_<name>; raises SsdError (SsdArgumentError for INVALID_ARGUMENT) on failure."""
-    status = getattr(lib(), "ssd_capi_" + name)(*args)
+    f = _functions.get(name)
+    if f is None:
+        f = _functions[name] = getattr(lib(), "ssd_capi_" + name)
+    status = f(*args)
     if status != OK:
         message = lib().ssd_capi_last_error().decode()
         raise (SsdArgumentError if status == INVALID_ARGUMENT else SsdError)(message, status)

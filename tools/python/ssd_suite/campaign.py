@@ -3,7 +3,6 @@ the same shards), a progress line, every failure shrunk greedily through the C A
 candidates and printed with a repro line, ssd-fuzz's summary table and exit status
 (0 clean, 1 failures, 3 nothing tested)."""
 import itertools
-import math
 import sys
 import time as _time
 
@@ -183,7 +182,3 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
     print(f"{line} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
     return result
 
-
-def cases_per_second(result):
-    n = sum(t.cases for t in result.tallies.values())
-    return n / result.seconds if result.seconds > 0 else math.nan

@@ -1,6 +1,7 @@
 """Problems (one case of one op, named by its problem string: docs/problem-string.md), the cases
 ssd-fuzz generates, and the shrink candidates of a failing case. Needs no numpy."""
 import ctypes
+import functools
 from ctypes import c_char_p, c_double, c_int32, c_int64, c_uint64
 
 from . import _capi
@@ -27,33 +28,61 @@ class Problem:
         return p
 
     def _read(self):
-        h = self._handle.ptr
-        s, op, letters, reason = c_char_p(), c_char_p(), c_char_p(), c_char_p()
-        dtype, seed, lo, hi = c_int32(), c_uint64(), c_double(), c_double()
-        _capi.call("problem_string", h, ctypes.byref(s))
-        _capi.call("problem_op", h, ctypes.byref(op))
-        _capi.call("problem_dtype", h, ctypes.byref(dtype))
-        _capi.call("problem_size_letters", h, ctypes.byref(letters))
-        _capi.call("problem_seed", h, ctypes.byref(seed))
-        _capi.call("problem_invalid_reason", h, ctypes.byref(reason))
-        _capi.call("problem_dt_limit", h, ctypes.byref(lo), ctypes.byref(hi))
+        # The string and the op are read now (every caller needs them); the rest on first use.
+        s, op = c_char_p(), c_char_p()
+        _capi.call("problem_string", self._handle.ptr, ctypes.byref(s))
+        _capi.call("problem_op", self._handle.ptr, ctypes.byref(op))
         self._text = s.value.decode()
         self.op = op.value.decode()
-        self.dtype = _capi.dtype_name(dtype.value)
-        self.seed = seed.value
-        self.invalid_reason = _capi.text(reason.value)
-        self.dt_limit = (lo.value, hi.value)
-        self.sizes = {}
+
+    @functools.cached_property
+    def dtype(self):
+        """The primary dtype's name ("bf16")."""
+        dtype = c_int32()
+        _capi.call("problem_dtype", self._handle.ptr, ctypes.byref(dtype))
+        return _capi.dtype_name(dtype.value)
+
+    @functools.cached_property
+    def seed(self):
+        seed = c_uint64()
+        _capi.call("problem_seed", self._handle.ptr, ctypes.byref(seed))
+        return seed.value
+
+    @functools.cached_property
+    def invalid_reason(self):
+        """Why the problem is outside the contract, or None."""
+        reason = c_char_p()
+        _capi.call("problem_invalid_reason", self._handle.ptr, ctypes.byref(reason))
+        return _capi.text(reason.value)
+
+    @functools.cached_property
+    def dt_limit(self):
+        """The clamp in force: (lo, hi) of limit=, else (0, inf)."""
+        lo, hi = c_double(), c_double()
+        _capi.call("problem_dt_limit", self._handle.ptr, ctypes.byref(lo), ctypes.byref(hi))
+        return lo.value, hi.value
+
+    @functools.cached_property
+    def sizes(self):
+        """{letter: size} in the op's print order."""
+        letters = c_char_p()
+        _capi.call("problem_size_letters", self._handle.ptr, ctypes.byref(letters))
+        sizes = {}
         for letter in letters.value.decode():
             v = c_int64()
-            _capi.call("problem_size", h, letter.encode(), ctypes.byref(v))
-            self.sizes[letter] = v.value
-        self.flags = set()
+            _capi.call("problem_size", self._handle.ptr, letter.encode(), ctypes.byref(v))
+            sizes[letter] = v.value
+        return sizes
+
+    @functools.cached_property
+    def flags(self):
+        """The options switched on, by name without '+' ({"dt_bias", "softplus"})."""
+        on, flags = c_int32(), set()
         for flag in FLAGS:
-            on = c_int32()
-            _capi.call("problem_flag", h, flag.encode(), ctypes.byref(on))
+            _capi.call("problem_flag", self._handle.ptr, flag.encode(), ctypes.byref(on))
             if on.value:
-                self.flags.add(flag)
+                flags.add(flag)
+        return frozenset(flags)
 
     @property
     def valid(self):

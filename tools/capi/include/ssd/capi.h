@@ -128,7 +128,7 @@ typedef struct {
 SSD_CAPI_EXPORT int32_t ssd_capi_version(void); /* SSD_CAPI_VERSION of the library */
 /* The contract, input-fill and oracle versions the numbers follow (ssd/reference/version.h). */
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_versions(const char** contract, const char** generator, const char** oracle);
-/* The message of this thread's last non-OK status ("" before any). Valid until the next call. */
+/* The message of this thread's last non-OK status ("" before any); valid until the thread's next failure. */
 SSD_CAPI_EXPORT const char* ssd_capi_last_error(void);
 SSD_CAPI_EXPORT const char* ssd_capi_status_name(int32_t status); /* "OK", "INVALID_ARGUMENT", "ERROR" */
 SSD_CAPI_EXPORT const char* ssd_capi_dtype_name(int32_t dtype);   /* "f32", ...; "?" when unknown */
