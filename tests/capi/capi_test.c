@@ -235,6 +235,51 @@ static void test_chunk_cumsum_by_hand(void) {
   ssd_capi_problem_free(p);
 }
 
+/* bf16 inputs natively are the top 16 bits of the float32 of their value (bf16 is a truncated
+ * float32), and recurrent's untouched state rows are exact copies of the input (contract section 8:
+ * slots no entry selects keep their values bit for bit), marked EXACT. */
+static void test_native_bf16_and_exact_rows(void) {
+  enum { B = 6, SLOTS = 9, H = 2, P = 2, N = 3 };
+  ssd_problem* p = NULL;
+  OK(ssd_capi_problem_parse("recurrent:bf16 b6 h2 p2 g1 n3 +sbi slots=9 seed=3", &p));
+  ssd_inputs* in = NULL;
+  OK(ssd_capi_inputs_make(p, &in));
+  double x[B * H * P];
+  uint16_t bits[B * H * P];
+  OK(ssd_capi_inputs_copy(in, "x", SSD_CAPI_AS_F64, x, sizeof x));
+  OK(ssd_capi_inputs_copy(in, "x", SSD_CAPI_NATIVE, bits, sizeof bits));
+  for (int i = 0; i < B * H * P; ++i) {
+    const float f = (float)x[i];
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    CHECK((double)f == x[i] && (u & 0xFFFF) == 0 && (uint16_t)(u >> 16) == bits[i]);
+  }
+  int32_t sbi[B];
+  double state[SLOTS * H * P * N], oracle_state[SLOTS * H * P * N];
+  unsigned char exact[SLOTS * H * P * N];
+  OK(ssd_capi_inputs_copy(in, "state_batch_indices", SSD_CAPI_NATIVE, sbi, sizeof sbi));
+  OK(ssd_capi_inputs_copy(in, "state", SSD_CAPI_AS_F64, state, sizeof state));
+  ssd_truth* t = NULL;
+  OK(ssd_capi_truth_compute(p, NULL, &t));
+  OK(ssd_capi_truth_copy(t, "state", SSD_CAPI_ORACLE, oracle_state, sizeof oracle_state));
+  OK(ssd_capi_truth_copy(t, "state", SSD_CAPI_EXACT, exact, sizeof exact));
+  int untouched = 0;
+  for (int slot = 0; slot < SLOTS; ++slot) {
+    int selected = 0;
+    for (int b = 0; b < B; ++b) selected |= sbi[b] == slot;
+    if (selected) continue;
+    ++untouched;
+    for (int e = slot * H * P * N; e < (slot + 1) * H * P * N; ++e) CHECK(exact[e] == 1 && oracle_state[e] == state[e]);
+  }
+  CHECK(untouched >= SLOTS - B); /* at most B slots are selected */
+  ssd_capi_tensor_info info;
+  OK(ssd_capi_truth_info(t, 1, &info));
+  CHECK(strcmp(info.name, "state") == 0 && info.has_exact == 1 && info.shape[0] == SLOTS);
+  ssd_capi_truth_free(t);
+  ssd_capi_inputs_free(in);
+  ssd_capi_problem_free(p);
+}
+
 /* Shrink candidates: each valid, different from the original, and a round trip of its string; a
  * problem with no tokens to drop and every size 1 has none. */
 static void test_shrink(void) {
@@ -348,6 +393,7 @@ int main(void) {
   test_round_trip();
   test_errors();
   test_chunk_cumsum_by_hand();
+  test_native_bf16_and_exact_rows();
   test_shrink();
   test_campaign();
   test_library();
