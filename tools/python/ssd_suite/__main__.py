@@ -32,6 +32,7 @@ def main(argv=None):
     f.add_argument("--max-failures", type=int, default=1, help="failures per op before that op stops")
     f.add_argument("--large", type=float, default=0.05, help="fraction of cases with large shapes")
     f.add_argument("--problem", action="append", default=[], help="replay this problem string (repeatable)")
+    f.add_argument("--report", help="write a JSON report (ssd-fuzz's schema) to this file")
     args = parser.parse_args(argv)
     import ssd_suite
 
@@ -45,7 +46,8 @@ def main(argv=None):
         result = ssd_suite.fuzz(adapter, ops=args.ops.split(",") if args.ops else None, time=args.time,
                                 cases=args.cases, seed=args.seed, shard=args.shard,
                                 dtypes=args.dtypes.split(",") if args.dtypes else None, large=args.large,
-                                max_failures=args.max_failures, problems=args.problem, repro_prefix=prefix)
+                                max_failures=args.max_failures, problems=args.problem, repro_prefix=prefix,
+                                report=args.report)
     except (ValueError, ssd_suite.SsdError) as e:
         print(f"ssd_suite: {e}", file=sys.stderr)
         return 2

@@ -8,6 +8,7 @@ import time as _time
 
 from .adapter import adapter_name, check_case, implemented_ops
 from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
+from .report import DECADES, json_report, r_decade, write_report
 
 VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID")
 
@@ -20,6 +21,7 @@ class OpTally:
         self.not_finite = 0
         self.max_r = 0.0
         self.seconds = 0.0
+        self.r_decades = [0] * len(DECADES)  # judged cases (PASSED, FAILED, MISTRUSTED) by max r
 
     def record(self, j, seconds):
         self.cases += 1
@@ -30,6 +32,7 @@ class OpTally:
         self.not_finite += 1 if j.not_finite else 0
         if j.outputs:
             self.max_r = max(self.max_r, j.max_r)
+            self.r_decades[r_decade(j.max_r)] += 1
 
 
 class Failure:
@@ -43,6 +46,7 @@ class FuzzResult:
 
     def __init__(self):
         self.ops, self.unimplemented, self.tallies, self.failures = [], [], {}, []
+        self.by_dtype = {}  # (op, primary dtype) -> OpTally
         self.seconds = 0.0
 
     def summary(self):
@@ -102,10 +106,12 @@ def _parse_shard(shard):
 
 
 def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtypes=None, large=0.05,
-         max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None):
+         max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None,
+         report=None):
     """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
     exit_status is ssd-fuzz's. Stops after `time` seconds (default 60) or `cases` cases of this
-    shard; `problems` replays given problem strings instead of generating cases."""
+    shard; `problems` replays given problem strings instead of generating cases; `report` names a
+    JSON report file in ssd-fuzz's schema."""
     out = out or sys.stdout
     shard = _parse_shard(shard)
     if seed is None:
@@ -134,7 +140,9 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         done += 1
         t0 = _time.monotonic()
         j = check_case(adapter, problem)
-        result.tallies.setdefault(problem.op, OpTally()).record(j, _time.monotonic() - t0)
+        seconds = _time.monotonic() - t0
+        result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
+        result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
         if j.failed:
             minimal = minimize(problem)
             f = Failure(problem, minimal, j if minimal == problem else check_case(adapter, minimal))
@@ -178,6 +186,9 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
     print("\n" + result.table(), file=out)
     for f in result.failures:
         print(f"repro: {prefix} --problem '{f.judgement.problem}'", file=out)
+    if report:
+        kernels = getattr(adapter, "kernels", name)  # a kernel library's spec, as ssd-fuzz records it
+        write_report(report, json_report(result, kernels, name, seed, shard, prefix, op_names()))
     status, line = result.summary()
     print(f"{line} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
     return result
