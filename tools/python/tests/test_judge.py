@@ -59,7 +59,10 @@ def test_bf16_outputs_are_rounded_to_their_storage_dtype():
                                   "chunk_cumsum:f16 b2 s37 h4 q16 +dt_bias +softplus seed=3",
                                   "recurrent:bf16 b4 h4 p8 g4 n8 +dt_bias +softplus +Dhp +sbi slots=9 seed=3",
                                   "recurrent:f32 b2 h4 p4 g2 n8 +dt_bias +softplus +Dhp +tie seed=4",
-                                  "recurrent:bf16 b1 h2 p4 g1 n4 +z state=bf16 seed=5"])
+                                  "recurrent:bf16 b1 h2 p4 g1 n4 +z state=bf16 seed=5",
+                                  "chunk_coupling:bf16 b1 s40 g1 n8 q8 +causal seq=0:8,9,7,-16 seed=4",
+                                  "chunk_coupling:f32 b1 s24 g3 n8 q7 B=bf16 out=f32 seed=6",
+                                  "chunk_coupling:f16 b2 s37 g2 n8 q16 seq=rand seed=3"])
 def test_numpy_reference_passes_the_smoke_problems(text):
     p = ssd_suite.Problem(text)
     x = ssd_suite.inputs(p)

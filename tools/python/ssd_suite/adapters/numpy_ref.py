@@ -1,5 +1,5 @@
-"""An honest fp32 numpy implementation of SSDChunkCumsumFwd and SSDRecurrentFwd on the CPU, written
-from docs/contract.md (sections 1.3, 3 and 8): the worked example of an adapter, and the baseline
+"""An honest fp32 numpy implementation of SSDChunkCumsumFwd, SSDChunkCouplingFwd and SSDRecurrentFwd
+on the CPU, written from docs/contract.md (sections 1.3, 3, 4 and 8): the worked example of an adapter, and the baseline
 the planted-bug tests perturb. Every intermediate is float32, as a kernel's would be."""
 import numpy as np
 
@@ -39,6 +39,31 @@ def chunk_cumsum(problem, inputs):
     dt_out = padded.reshape(b, nc, q, h).transpose(0, 3, 1, 2)  # [b,h,nc,q]
     dA = inputs["A"].astype(F32)[None, :, None, None] * dt_out
     return {"dt_out": dt_out, "dA_cumsum": np.cumsum(dA, axis=-1, dtype=F32)}
+
+
+def _chunks(t, nc, q):
+    """[b,s,g,n] -> [b,nc,g,q,n], the padded tail zero."""
+    b, s, g, n = t.shape
+    padded = np.zeros((b, nc * q, g, n), dtype=F32)
+    padded[:, :s] = t
+    return padded.reshape(b, nc, q, g, n).transpose(0, 1, 3, 2, 4)
+
+
+def chunk_coupling(problem, inputs):
+    """CB[b,c,g,i,j] = sum_n C[cQ+i] B[cQ+j] within each chunk, zero where the two tokens' seq_idx
+    differ and in the padded tail (the entries above a causal diagonal are computed anyway: they
+    are not compared)."""
+    C, B = inputs["C"].astype(F32), inputs["B"].astype(F32)
+    b, s = C.shape[:2]
+    q = problem.chunk_size
+    nc = -(-s // q)
+    cb = np.matmul(_chunks(C, nc, q), _chunks(B, nc, q).transpose(0, 1, 2, 4, 3))  # [b,nc,g,q,q] f32
+    if "seq_idx" in inputs:
+        ids = np.zeros((b, nc * q), dtype=np.int64)  # tail ids do not matter: its rows are zero
+        ids[:, :s] = inputs["seq_idx"]
+        ids = ids.reshape(b, nc, q)
+        cb = cb * (ids[:, :, :, None] == ids[:, :, None, :])[:, :, None].astype(F32)
+    return {"CB": cb}
 
 
 def silu(v):
