@@ -173,7 +173,10 @@ class Handle:
     def __del__(self):
         ptr, self._ptr = getattr(self, "_ptr", None), None
         if ptr and _lib is not None:
-            getattr(_lib, f"ssd_capi_{self._kind}_free")(ptr)
+            try:
+                getattr(_lib, f"ssd_capi_{self._kind}_free")(ptr)
+            except Exception:  # noqa: BLE001 - at interpreter exit ctypes may already be torn down
+                pass
 
 
 def make(kind, name, *args):
