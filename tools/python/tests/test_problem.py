@@ -60,3 +60,15 @@ def test_op_names():
     assert ssd_suite.op_names() == ["mamba2", "chunk_cumsum", "chunk_coupling", "chunk_state", "state_passing",
                                     "chunk_scan", "recurrent", "discretize_segsum"]
     assert ssd_suite.capi_version() == 1
+
+
+def test_a_missing_library_is_reported_with_its_path(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, SSD_CAPI_LIBRARY=str(tmp_path / "libssd-capi.so"), PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, "-c", "import ssd_suite\nssd_suite.Problem('chunk_cumsum:f32 b1 s1 h1 q1 seed=0')"],
+                          env=env, capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "cannot load libssd-capi.so" in done.stderr and str(tmp_path / "libssd-capi.so") + ": not found" in done.stderr
