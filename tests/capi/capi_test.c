@@ -21,6 +21,24 @@ static void test_version(void) {
   CHECK(strcmp(ssd_capi_dtype_name(SSD_CAPI_BF16), "bf16") == 0);
 }
 
+/* Rounding by hand: bf16 keeps 8 significant bits (ulp of 1 is 2^-7), f16 11 bits up to 65504. */
+static void test_round_to(void) {
+  const double in[5] = {1 + 0x1p-8, 1 + 3 * 0x1p-8, 1 + 0x1p-8 + 0x1p-30, 65519.0, 65520.0};
+  double bf16[5], f16[5];
+  OK(ssd_capi_round_to(SSD_CAPI_BF16, in, bf16, 5));
+  OK(ssd_capi_round_to(SSD_CAPI_F16, in, f16, 5));
+  CHECK(bf16[0] == 1.0);              /* a tie: to the even neighbour 1 */
+  CHECK(bf16[1] == 1 + 0x1p-6);       /* a tie between 1+2^-7 (odd) and 1+2^-6 (even) */
+  CHECK(bf16[2] == 1 + 0x1p-7);       /* just above the tie: up, and no double rounding via f32 */
+  CHECK(f16[3] == 65504.0);           /* below half an ulp above the largest f16 */
+  CHECK(isinf(f16[4]) && f16[4] > 0); /* 65520 is the tie with 2^16: overflows to infinity */
+  double same[1] = {0.1};
+  OK(ssd_capi_round_to(SSD_CAPI_F32, same, same, 1));
+  CHECK(same[0] == (double)0.1f);
+  CHECK(ssd_capi_round_to(SSD_CAPI_I32, in, bf16, 1) == SSD_CAPI_INVALID_ARGUMENT);
+  CHECK(contains(ssd_capi_last_error(), "ssd_capi_round_to: argument 'dtype'"));
+}
+
 /* docs/problem-string.md section 3: benchmark names become short names, tokens take the canonical
  * order, numbers are reprinted, fill=default disappears. */
 static void test_round_trip(void) {
@@ -390,6 +408,7 @@ static void test_library(void) {
 
 int main(void) {
   test_version();
+  test_round_to();
   test_round_trip();
   test_errors();
   test_chunk_cumsum_by_hand();

@@ -1,7 +1,8 @@
-// Versions, status and dtype names, the op list and this thread's last error.
+// Versions, status and dtype names, the op list, rounding to a storage dtype and this thread's last error.
 #include <string>
 
 #include "guard.h"
+#include "ssd/reference/dtype.h"
 #include "ssd/reference/problem.h"
 #include "ssd/reference/version.h"
 
@@ -48,6 +49,18 @@ const char* ssd_capi_dtype_name(int32_t dtype) {
     case SSD_CAPI_U8: return "u8";
     default: return "?";
   }
+}
+
+ssd_capi_status ssd_capi_round_to(int32_t dtype, const double* values, double* out, int64_t count) {
+  return ssd::capi::guarded("ssd_capi_round_to", [&] {
+    if (dtype != SSD_CAPI_F32 && dtype != SSD_CAPI_F16 && dtype != SSD_CAPI_BF16)
+      throw ssd::ArgumentError("dtype", std::to_string(dtype) + " is not f32, f16 or bf16");
+    if (count < 0) throw ssd::ArgumentError("count", std::to_string(count) + " is negative");
+    if (count > 0 && values == nullptr) throw ssd::ArgumentError("values", "is NULL");
+    if (count > 0 && out == nullptr) throw ssd::ArgumentError("out", "is NULL");
+    const auto t = static_cast<ssd::DType>(dtype);
+    for (int64_t i = 0; i < count; ++i) out[i] = ssd::round_to(t, values[i]);
+  });
 }
 
 const char* ssd_capi_op_names(void) {

@@ -33,6 +33,7 @@ def main(argv=None):
     f.add_argument("--large", type=float, default=0.05, help="fraction of cases with large shapes")
     f.add_argument("--problem", action="append", default=[], help="replay this problem string (repeatable)")
     f.add_argument("--report", help="write a JSON report (ssd-fuzz's schema) to this file")
+    f.add_argument("--dump", default="ssd-fuzz-failures", help="folder for failing cases' case files ('' = none)")
     args = parser.parse_args(argv)
     import ssd_suite
 
@@ -47,7 +48,7 @@ def main(argv=None):
                                 cases=args.cases, seed=args.seed, shard=args.shard,
                                 dtypes=args.dtypes.split(",") if args.dtypes else None, large=args.large,
                                 max_failures=args.max_failures, problems=args.problem, repro_prefix=prefix,
-                                report=args.report)
+                                report=args.report, dump=args.dump or None)
     except (ValueError, ssd_suite.SsdError) as e:
         print(f"ssd_suite: {e}", file=sys.stderr)
         return 2

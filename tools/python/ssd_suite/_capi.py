@@ -56,6 +56,7 @@ class CampaignOptions(ctypes.Structure):
 P = c_void_p  # every handle is opaque
 _STATUS = {
     "versions": [POINTER(c_char_p)] * 3,
+    "round_to": [c_int32, c_void_p, c_void_p, c_int64],
     "problem_parse": [c_char_p, POINTER(P)],
     "problem_string": [P, POINTER(c_char_p)],
     "problem_op": [P, POINTER(c_char_p)],

@@ -50,20 +50,27 @@ def _adapter_failure(problem, what, error):
 def check_case(adapter, problem):
     """Runs one valid problem through the adapter and judges it; never raises for the adapter's
     sake (its errors become a FAILED judgement with the exception)."""
+    return run_case(adapter, problem)[0]
+
+
+def run_case(adapter, problem):
+    """check_case, also returning the adapter's outputs (None when it produced none, or for a
+    kernel library, which judges inside the C API)."""
     fn = op_function(adapter, problem.op)
     if fn is None:
-        return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)} does not implement {problem.op}")
+        return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)} does not implement {problem.op}"), None
     if is_library(adapter):
-        return fn(problem)
+        return fn(problem), None
     case_inputs = make_inputs(problem)
     try:
         outputs = fn(problem, case_inputs)
     except NotImplementedError as e:
-        return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)}: {e}" if str(e) else "not implemented")
+        message = f"{adapter_name(adapter)}: {e}" if str(e) else "not implemented"
+        return Judgement("SKIPPED", problem, message=message), None
     except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
-        return _adapter_failure(problem, "the adapter raised", e)
+        return _adapter_failure(problem, "the adapter raised", e), None
     truth = truth_handle(problem, case_inputs)
     try:
-        return judge(problem, outputs, truth=truth)
+        return judge(problem, outputs, truth=truth), outputs
     except (_capi.SsdArgumentError, TypeError, ValueError) as e:
-        return _adapter_failure(problem, "the adapter's outputs", e)
+        return _adapter_failure(problem, "the adapter's outputs", e), None

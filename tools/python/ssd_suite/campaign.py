@@ -3,10 +3,11 @@ the same shards), a progress line, every failure shrunk greedily through the C A
 candidates and printed with a repro line, ssd-fuzz's summary table and exit status
 (0 clean, 1 failures, 3 nothing tested)."""
 import itertools
+import os
 import sys
 import time as _time
 
-from .adapter import adapter_name, check_case, implemented_ops
+from .adapter import adapter_name, check_case, implemented_ops, run_case
 from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
 from .report import DECADES, json_report, r_decade, write_report
 
@@ -36,8 +37,26 @@ class OpTally:
 
 
 class Failure:
-    def __init__(self, original, minimal, judgement):
-        self.original, self.minimal, self.judgement = original, minimal, judgement
+    """A failing case: where it started, the minimal problem, its judgement, and its case file."""
+
+    def __init__(self, original, minimal, judgement, dump=""):
+        self.original, self.minimal, self.judgement, self.dump = original, minimal, judgement, dump
+
+
+def dump_case(adapter, problem, folder):
+    """The failing case as a results case file (inputs and the adapter's outputs), which
+    `ssd-golden check` replays without the adapter; "" when there is nothing to store (the adapter
+    raised, an output is missing or mis-shaped, a kernel library, or no h5py)."""
+    judgement, outputs = run_case(adapter, problem)
+    if outputs is None or not judgement.failed:
+        return ""
+    try:
+        from .case_file import file_name, write_results
+
+        os.makedirs(folder, exist_ok=True)
+        return write_results(os.path.join(folder, file_name(problem)), problem, outputs)
+    except (ImportError, ValueError, TypeError, OSError):
+        return ""  # the repro line still reproduces it
 
 
 class FuzzResult:
@@ -107,11 +126,11 @@ def _parse_shard(shard):
 
 def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtypes=None, large=0.05,
          max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None,
-         report=None):
+         report=None, dump=None):
     """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
     exit_status is ssd-fuzz's. Stops after `time` seconds (default 60) or `cases` cases of this
     shard; `problems` replays given problem strings instead of generating cases; `report` names a
-    JSON report file in ssd-fuzz's schema."""
+    JSON report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files."""
     out = out or sys.stdout
     shard = _parse_shard(shard)
     if seed is None:
@@ -146,10 +165,14 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         if j.failed:
             minimal = minimize(problem)
             f = Failure(problem, minimal, j if minimal == problem else check_case(adapter, minimal))
+            if dump:
+                f.dump = dump_case(adapter, minimal, dump)
             result.failures.append(f)
             if progress:
                 print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
             print(f.judgement.description, file=out, flush=True)
+            if f.dump:
+                print(f"  case file: {f.dump}", file=out, flush=True)
         result.seconds = _time.monotonic() - start
         if progress:
             n = sum(t.cases for t in result.tallies.values())

@@ -41,7 +41,7 @@ def json_report(result, kernels, library, seed, shard, repro_prefix, op_order):
                  "problem": f.judgement.problem, "original": str(f.original),
                  "max_r": _number_or_inf(f.judgement.max_r), "message": f.judgement.message,
                  "description": f.judgement.description,
-                 "repro": f"{repro_prefix} --problem '{f.judgement.problem}'", "case_file": ""}
+                 "repro": f"{repro_prefix} --problem '{f.judgement.problem}'", "case_file": f.dump}
                 for f in result.failures]
     status, line = result.summary()
     report = {"kernels": kernels, "library": library, "seed": seed, "shard": f"{shard[0]}/{shard[1]}",

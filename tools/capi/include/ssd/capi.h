@@ -132,6 +132,10 @@ SSD_CAPI_EXPORT ssd_capi_status ssd_capi_versions(const char** contract, const c
 SSD_CAPI_EXPORT const char* ssd_capi_last_error(void);
 SSD_CAPI_EXPORT const char* ssd_capi_status_name(int32_t status); /* "OK", "INVALID_ARGUMENT", "ERROR" */
 SSD_CAPI_EXPORT const char* ssd_capi_dtype_name(int32_t dtype);   /* "f32", ...; "?" when unknown */
+/* Rounds `count` float64 values to `dtype` (f32, f16, bf16: round to nearest, ties to even, straight
+ * from float64, subnormals and overflow to infinity as in ssd::round_to), written to `out` as
+ * float64; `out` may be `values`. What a kernel's store does, for callers without the format. */
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_round_to(int32_t dtype, const double* values, double* out, int64_t count);
 /* Every op's short name in the suite's order, comma separated: "mamba2,chunk_cumsum,...". */
 SSD_CAPI_EXPORT const char* ssd_capi_op_names(void);
 
