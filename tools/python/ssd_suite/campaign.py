@@ -128,14 +128,16 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
          max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None,
          report=None, dump=None):
     """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
-    exit_status is ssd-fuzz's. Stops after `time` seconds (default 60) or `cases` cases of this
-    shard; `problems` replays given problem strings instead of generating cases; `report` names a
+    exit_status is ssd-fuzz's. Stops after `cases` cases of this shard, else after `time` seconds
+    (default 60); `problems` replays given problem strings instead of generating cases; `report` names a
     JSON report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files."""
     out = out or sys.stdout
     shard = _parse_shard(shard)
     if seed is None:
         seed = _time.time_ns() & ((1 << 63) - 1)
-    if time is None and cases is None:
+    if cases is not None:
+        time = None  # as ssd-fuzz: --time is ignored with --cases
+    elif time is None:
         time = 60.0
     replay = [p if isinstance(p, Problem) else Problem(p) for p in (problems or [])]
     requested = list(dict.fromkeys(p.op for p in replay)) if replay else ops
