@@ -62,7 +62,10 @@ def test_bf16_outputs_are_rounded_to_their_storage_dtype():
                                   "recurrent:bf16 b1 h2 p4 g1 n4 +z state=bf16 seed=5",
                                   "chunk_coupling:bf16 b1 s40 g1 n8 q8 +causal seq=0:8,9,7,-16 seed=4",
                                   "chunk_coupling:f32 b1 s24 g3 n8 q7 B=bf16 out=f32 seed=6",
-                                  "chunk_coupling:f16 b2 s37 g2 n8 q16 seq=rand seed=3"])
+                                  "chunk_coupling:f16 b2 s37 g2 n8 q16 seq=rand seed=3",
+                                  "state_passing:bf16 b1 s40 q8 h2 d8 +init seq=1:20,20 out=f32 seed=6",
+                                  "state_passing:f32 b2 s37 q16 h3 d5 +init seq=rand seed=2",
+                                  "state_passing:f16 b1 s5 q8 h2 d4 seed=1"])
 def test_numpy_reference_passes_the_smoke_problems(text):
     p = ssd_suite.Problem(text)
     x = ssd_suite.inputs(p)

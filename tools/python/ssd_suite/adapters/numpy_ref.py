@@ -1,5 +1,5 @@
-"""An honest fp32 numpy implementation of SSDChunkCumsumFwd, SSDChunkCouplingFwd and SSDRecurrentFwd
-on the CPU, written from docs/contract.md (sections 1.3, 3, 4 and 8): the worked example of an adapter, and the baseline
+"""An honest fp32 numpy implementation of SSDChunkCumsumFwd, SSDChunkCouplingFwd, SSDStatePassingFwd
+and SSDRecurrentFwd on the CPU, written from docs/contract.md (sections 1.3, 3, 4, 6 and 8): the worked example of an adapter, and the baseline
 the planted-bug tests perturb. Every intermediate is float32, as a kernel's would be."""
 import numpy as np
 
@@ -64,6 +64,31 @@ def chunk_coupling(problem, inputs):
         ids = ids.reshape(b, nc, q)
         cb = cb * (ids[:, :, :, None] == ids[:, :, None, :])[:, :, None].astype(F32)
     return {"CB": cb}
+
+
+def state_passing(problem, inputs):
+    """An exclusive scan over chunks: out[c] is the state entering chunk c, M <- rho exp(alpha_c) M +
+    states[c], where rho = 0 when the id of chunk c's last token differs from the previous chunk's
+    (the first chunk compares with id 0, so a row starting at id 1 drops initial_states)."""
+    states = inputs["states"].astype(F32)  # [b,nc,h,d]
+    alpha = inputs["dA_chunk_cumsum"].astype(F32)  # [b,h,nc]
+    b, nc, h, d = states.shape
+    carried = inputs["initial_states"].astype(F32) if "initial_states" in inputs else np.zeros((b, h, d), F32)
+    out = np.empty_like(states)
+    ids = inputs.get("seq_idx")
+    q, s = problem.chunk_size, problem.sizes["s"]
+    previous = np.zeros(b, dtype=np.int64)
+    for c in range(nc):
+        out[:, c] = carried
+        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow gives inf, as in a kernel
+            decayed = np.exp(alpha[:, :, c])[:, :, None] * carried
+        if ids is not None:
+            last = ids[:, min((c + 1) * q, s) - 1].astype(np.int64)
+            # A reset drops the carried state outright (never 0 * inf).
+            decayed = np.where((last == previous)[:, None, None], decayed, F32(0))
+            previous = last
+        carried = (decayed + states[:, c]).astype(F32)
+    return {"out": out, "final_states": carried}
 
 
 def silu(v):
