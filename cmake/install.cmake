@@ -13,6 +13,10 @@ install(DIRECTORY reference/include/ gpu/include/ fuzz/harness/include/ golden/i
 get_property(ssd_kernel_libraries GLOBAL PROPERTY SSD_KERNEL_LIBRARIES)
 install(TARGETS ${ssd_kernel_libraries} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/ssd-kernels)
 install(TARGETS ssd-suite ssd-selfcheck ssd-golden ssd-fuzz ssd-kernel-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The C API: a self-contained shared library and its one header (no CMake export: it links the
+# suite's static libraries privately, so C callers and Python's ctypes need only the .so).
+install(TARGETS ssd_capi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES tools/capi/include/ssd/capi.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ssd)
 
 set(ssd_config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/ssd)
 install(EXPORT ssdTargets NAMESPACE ssd:: DESTINATION ${ssd_config_dir})

@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build pkg-config libeigen3-dev libomp-dev libgtest-dev
-          librapidcheck-dev libcli11-dev libhdf5-dev libfmt-dev nlohmann-json3-dev libssl-dev python3-h5py python3-numpy)
+          librapidcheck-dev libcli11-dev libhdf5-dev libfmt-dev nlohmann-json3-dev libssl-dev python3-h5py python3-numpy
+          python3-pytest)
 
 install_missing_packages() {
   local missing=()

@@ -1,0 +1,59 @@
+"""python3 -m ssd_suite fuzz --adapter MODULE:NAME ...: a campaign of a Python adapter with
+ssd-fuzz's options, output and exit status (0 clean, 1 failures, 2 usage, 3 nothing tested);
+--kernels runs a kernel library through the C API instead."""
+import argparse
+import importlib
+import sys
+
+
+def load_adapter(spec):
+    """MODULE:NAME (an attribute of a module) or MODULE (the module itself, one function per op)."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr) if attr else module
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"argument '--adapter': cannot load '{spec}': {e}") from None
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 -m ssd_suite")
+    sub = parser.add_subparsers(dest="command", required=True)
+    f = sub.add_parser("fuzz", help="fuzz an adapter against the float64 oracle")
+    which = f.add_mutually_exclusive_group(required=True)
+    which.add_argument("--adapter", help="MODULE:NAME or MODULE, e.g. ssd_suite.adapters.numpy_ref")
+    which.add_argument("--kernels", help="a kernel library: a .so path or a suite name (emulation, mutant-<flaw>)")
+    f.add_argument("--ops", help="comma separated (default: every op the adapter implements)")
+    f.add_argument("--dtypes", help="primary dtypes, comma separated (default: all)")
+    f.add_argument("--time", type=float, help="seconds (default 60)")
+    f.add_argument("--cases", type=int, help="cases of this shard, instead of --time")
+    f.add_argument("--seed", type=int, help="campaign seed (default: from the clock; printed)")
+    f.add_argument("--shard", default="0/1", help="i/n: run the cases k with k %% n == i")
+    f.add_argument("--max-failures", type=int, default=1, help="failures per op before that op stops")
+    f.add_argument("--large", type=float, default=0.05, help="fraction of cases with large shapes")
+    f.add_argument("--problem", action="append", default=[], help="replay this problem string (repeatable)")
+    f.add_argument("--report", help="write a JSON report (ssd-fuzz's schema) to this file")
+    f.add_argument("--dump", default="ssd-fuzz-failures", help="folder for failing cases' case files ('' = none)")
+    args = parser.parse_args(argv)
+    import ssd_suite
+
+    try:
+        if args.kernels:
+            from ssd_suite.adapters.kernel_library import KernelLibrary
+
+            adapter, prefix = KernelLibrary(args.kernels), f"python3 -m ssd_suite fuzz --kernels {args.kernels}"
+        else:
+            adapter, prefix = load_adapter(args.adapter), f"python3 -m ssd_suite fuzz --adapter {args.adapter}"
+        result = ssd_suite.fuzz(adapter, ops=args.ops.split(",") if args.ops else None, time=args.time,
+                                cases=args.cases, seed=args.seed, shard=args.shard,
+                                dtypes=args.dtypes.split(",") if args.dtypes else None, large=args.large,
+                                max_failures=args.max_failures, problems=args.problem, repro_prefix=prefix,
+                                report=args.report, dump=args.dump or None)
+    except (ValueError, ssd_suite.SsdError) as e:
+        print(f"ssd_suite: {e}", file=sys.stderr)
+        return 2
+    return result.exit_status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

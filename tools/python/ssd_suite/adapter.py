@@ -1,0 +1,76 @@
+"""What the campaign accepts as an adapter, and how one case runs through it: a callable per op
+(a dict {op: fn}, or an object or module with one attribute per op name), called as
+fn(problem, inputs) -> {output name: array}; NotImplementedError means SKIPPED, any other
+exception a FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is."""
+import traceback
+
+from . import _capi
+from .arrays import inputs as make_inputs
+from .arrays import truth_handle
+from .judgement import Judgement, judge
+from .problem import op_names
+
+
+def adapter_name(adapter):
+    name = getattr(adapter, "name", None)
+    if isinstance(name, str):
+        return name
+    return getattr(adapter, "__name__", None) or type(adapter).__name__
+
+
+def is_library(adapter):
+    """A kernel-library style adapter: judges whole cases itself."""
+    return callable(getattr(adapter, "check", None)) and callable(getattr(adapter, "implements", None))
+
+
+def op_function(adapter, op):
+    """The adapter's callable for `op`, or None when it has none."""
+    if is_library(adapter):
+        return adapter.check if adapter.implements(op) else None
+    fn = adapter.get(op) if isinstance(adapter, dict) else getattr(adapter, op, None)
+    return fn if callable(fn) else None
+
+
+def implemented_ops(adapter, ops=None):
+    requested = list(ops) if ops else op_names()
+    known = op_names()
+    for op in requested:
+        if op not in known:
+            raise ValueError(f"argument 'ops': unknown op '{op}' (expected one of {', '.join(known)})")
+    have = [op for op in requested if op_function(adapter, op) is not None]
+    return have, [op for op in requested if op not in have]
+
+
+def _adapter_failure(problem, what, error):
+    last = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
+    where = f" at {last.filename}:{last.lineno}" if last else ""
+    return Judgement("FAILED", problem, message=f"{what}: {type(error).__name__}: {error}{where}")
+
+
+def check_case(adapter, problem):
+    """Runs one valid problem through the adapter and judges it; never raises for the adapter's
+    sake (its errors become a FAILED judgement with the exception)."""
+    return run_case(adapter, problem)[0]
+
+
+def run_case(adapter, problem):
+    """check_case, also returning the adapter's outputs (None when it produced none, or for a
+    kernel library, which judges inside the C API)."""
+    fn = op_function(adapter, problem.op)
+    if fn is None:
+        return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)} does not implement {problem.op}"), None
+    if is_library(adapter):
+        return fn(problem), None
+    case_inputs = make_inputs(problem)
+    try:
+        outputs = fn(problem, case_inputs)
+    except NotImplementedError as e:
+        message = f"{adapter_name(adapter)}: {e}" if str(e) else "not implemented"
+        return Judgement("SKIPPED", problem, message=message), None
+    except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
+        return _adapter_failure(problem, "the adapter raised", e), None
+    truth = truth_handle(problem, case_inputs)
+    try:
+        return judge(problem, outputs, truth=truth), outputs
+    except (_capi.SsdArgumentError, TypeError, ValueError) as e:
+        return _adapter_failure(problem, "the adapter's outputs", e), None

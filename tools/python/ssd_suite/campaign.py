@@ -1,0 +1,224 @@
+"""Fuzz campaigns of a Python adapter: ssd-fuzz's cases (case k of a seed, the same ops in turn,
+the same shards), a progress line, every failure shrunk greedily through the C API's shrink
+candidates and printed with a repro line, ssd-fuzz's summary table and exit status
+(0 clean, 1 failures, 3 nothing tested)."""
+import itertools
+import os
+import sys
+import time as _time
+
+from .adapter import adapter_name, check_case, implemented_ops, run_case
+from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
+from .report import DECADES, json_report, r_decade, write_report
+
+VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID")
+
+
+class OpTally:
+    """Counts of one op, as ssd-fuzz keeps them (ssd::OpTally)."""
+
+    def __init__(self):
+        self.cases = self.passed = self.failed = self.mistrusted = self.skipped = self.invalid = 0
+        self.crashed = self.timeout = 0  # of the failed cases, those whose call never returned
+        self.not_finite = 0
+        self.max_r = 0.0
+        self.seconds = 0.0
+        self.r_decades = [0] * len(DECADES)  # judged cases (PASSED, FAILED, MISTRUSTED) by max r
+
+    def record(self, j, seconds):
+        self.cases += 1
+        self.seconds += seconds
+        setattr(self, j.verdict.lower(), getattr(self, j.verdict.lower()) + 1)
+        if j.verdict in ("CRASHED", "TIMEOUT"):
+            self.failed += 1  # counted as failures, with no outputs to measure
+            return
+        if j.verdict in ("SKIPPED", "INVALID"):
+            return
+        self.not_finite += 1 if j.not_finite else 0
+        if j.outputs:
+            self.max_r = max(self.max_r, j.max_r)
+            self.r_decades[r_decade(j.max_r)] += 1
+
+
+class Failure:
+    """A failing case: where it started, the minimal problem, its judgement, and its case file."""
+
+    def __init__(self, original, minimal, judgement, dump=""):
+        self.original, self.minimal, self.judgement, self.dump = original, minimal, judgement, dump
+
+
+def dump_case(adapter, problem, folder):
+    """The failing case as a results case file (inputs and the adapter's outputs), which
+    `ssd-golden check` replays without the adapter; "" when there is nothing to store (the adapter
+    raised, an output is missing or mis-shaped, a kernel library, or no h5py)."""
+    judgement, outputs = run_case(adapter, problem)
+    if outputs is None or not judgement.failed:
+        return ""
+    try:
+        from .case_file import file_name, write_results
+
+        os.makedirs(folder, exist_ok=True)
+        return write_results(os.path.join(folder, file_name(problem)), problem, outputs)
+    except (ImportError, ValueError, TypeError, OSError):
+        return ""  # the repro line still reproduces it
+
+
+class FuzzResult:
+    """What a campaign did: ops run, ops the adapter lacks, tallies per op, failures, seconds, and
+    how it ended (exit_status, line) as ssd-fuzz reports it."""
+
+    def __init__(self):
+        self.ops, self.unimplemented, self.tallies, self.failures = [], [], {}, []
+        self.by_dtype = {}  # (op, primary dtype) -> OpTally
+        self.seconds = 0.0
+
+    def summary(self):
+        failed = sum(t.failed for t in self.tallies.values())
+        untested = [op for op in self.ops if self.tallies.get(op, OpTally()).cases ==
+                    self.tallies.get(op, OpTally()).skipped]
+        if failed:
+            return 1, f"FAILURES FOUND: {failed} failing case(s)"
+        if not self.ops:
+            return 3, "NOTHING TESTED: the adapter implements none of the selected ops"
+        if untested:
+            return 3, "NOTHING TESTED for " + ", ".join(untested) + ": every case SKIPPED"
+        return 0, "no failures"
+
+    @property
+    def exit_status(self):
+        return self.summary()[0]
+
+    def table(self):
+        lines = ["| op | cases | PASSED | FAILED | MISTRUSTED | SKIPPED | INVALID | not finite | max r | cases/s |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        order = op_names()
+        for op in sorted(self.tallies, key=order.index):
+            t = self.tallies[op]
+            rate = t.cases / t.seconds if t.seconds > 0 else 0.0
+            lines.append(f"| {op} | {t.cases} | {t.passed} | {t.failed} | {t.mistrusted} | {t.skipped} | {t.invalid} "
+                         f"| {t.not_finite} | {t.max_r:.3g} | {rate:.1f} |")
+        lines += [f"| {op} | not implemented by the adapter |" for op in self.unimplemented]
+        return "\n".join(lines)
+
+
+def shrink(adapter, problem, seconds=30.0):
+    """Greedy: moves to the first shrink candidate that still FAILS until none does or time is up."""
+    start, current, progressed = _time.monotonic(), problem, True
+    while progressed and _time.monotonic() - start < seconds:
+        progressed = False
+        for candidate in shrink_candidates(current):
+            if _time.monotonic() - start >= seconds:
+                break
+            if check_case(adapter, candidate).failed:
+                current, progressed = candidate, True
+                break
+    return current
+
+
+def _parse_shard(shard):
+    if isinstance(shard, str):
+        try:
+            i, n = (int(x) for x in shard.split("/"))
+        except ValueError:
+            raise ValueError(f"argument 'shard': '{shard}' is not i/n") from None
+        shard = (i, n)
+    i, n = shard
+    if n < 1 or not 0 <= i < n:
+        raise ValueError(f"argument 'shard': {i}/{n} is not i/n with 0 <= i < n")
+    return i, n
+
+
+def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtypes=None, large=0.05,
+         max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None,
+         report=None, dump=None):
+    """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
+    exit_status is ssd-fuzz's. Stops after `cases` cases of this shard, else after `time` seconds
+    (default 60); `problems` replays given problem strings instead of generating cases; `report` names a
+    JSON report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files."""
+    out = out or sys.stdout
+    shard = _parse_shard(shard)
+    if seed is None:
+        seed = _time.time_ns() & ((1 << 63) - 1)
+    if cases is not None:
+        time = None  # as ssd-fuzz: --time is ignored with --cases
+    elif time is None:
+        time = 60.0
+    replay = [p if isinstance(p, Problem) else Problem(p) for p in (problems or [])]
+    requested = list(dict.fromkeys(p.op for p in replay)) if replay else ops
+    result = FuzzResult()
+    result.ops, result.unimplemented = implemented_ops(adapter, requested)
+    campaign_options(seed, shard, dtypes, large)  # checks the options before any case runs
+    name = adapter_name(adapter)
+    prefix = repro_prefix or f"python3 -m ssd_suite fuzz --adapter {name}"
+    what = f"{len(replay)} given problem(s)" if replay else f"{cases} cases" if cases else f"{time:g} s"
+    print(f"ssd_suite.fuzz: adapter {name}, seed {seed}, shard {shard[0]}/{shard[1]}, {what}", file=out, flush=True)
+    if progress is None:
+        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    start = _time.monotonic()
+    done = 0
+
+    def out_of_time():
+        return (cases is not None and done >= cases) or (time is not None and _time.monotonic() - start >= time)
+
+    def run(problem, minimize):
+        nonlocal done
+        done += 1
+        t0 = _time.monotonic()
+        j = check_case(adapter, problem)
+        seconds = _time.monotonic() - t0
+        result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
+        result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
+        if j.failed:
+            minimal = minimize(problem)
+            f = Failure(problem, minimal, j if minimal == problem else check_case(adapter, minimal))
+            if dump:
+                f.dump = dump_case(adapter, minimal, dump)
+            result.failures.append(f)
+            if progress:
+                print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+            print(f.judgement.description, file=out, flush=True)
+            if f.dump:
+                print(f"  case file: {f.dump}", file=out, flush=True)
+        result.seconds = _time.monotonic() - start
+        if progress:
+            n = sum(t.cases for t in result.tallies.values())
+            failed = sum(t.failed for t in result.tallies.values())
+            of = f" of {int(time)}" if time else ""
+            print(f"\r{n} cases, {failed} failed, {result.seconds:.0f} s{of}", end="", file=sys.stderr, flush=True)
+        return j
+
+    minimize = lambda p: shrink(adapter, p, shrink_seconds)  # noqa: E731
+    if replay:
+        for problem in replay[shard[0]::shard[1]]:
+            if out_of_time():
+                break
+            run(problem, minimize)
+    elif result.ops:
+        # ssd-fuzz's order: case k goes to op (k / shards) % len(ops); an op stopped by its own
+        # failures passes its turns, so the case indices of the others stay those of ssd-fuzz.
+        limit = max(1, max_failures)
+        failures_of = dict.fromkeys(result.ops, 0)
+        for k in itertools.count(shard[0], shard[1]):
+            if out_of_time():
+                break
+            op = result.ops[(k // shard[1]) % len(result.ops)]
+            if failures_of[op] >= limit:
+                if all(v >= limit for v in failures_of.values()):
+                    break
+                continue
+            before = len(result.failures)
+            run(campaign_problem(op, k, seed, shard, dtypes, large), minimize)
+            failures_of[op] += len(result.failures) - before
+    result.seconds = _time.monotonic() - start
+    if progress:
+        print(file=sys.stderr)
+    print("\n" + result.table(), file=out)
+    for f in result.failures:
+        print(f"repro: {prefix} --problem '{f.judgement.problem}'", file=out)
+    if report:
+        kernels = getattr(adapter, "kernels", name)  # a kernel library's spec, as ssd-fuzz records it
+        write_report(report, json_report(result, kernels, name, seed, shard, prefix, op_names()))
+    status, line = result.summary()
+    print(f"{line} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
+    return result
+
