@@ -131,6 +131,20 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
       if (kind == 1) p.seq.kind = SeqSpec::Kind::random;
       if (kind >= 2) p.seq = *gen_seq_runs(p.s, std::max<std::int64_t>(p.q, 1), o.padding);
     }
+    // A packed varlen batch a third of the time where the op takes one: one row, sequences
+    // numbered from 0 whose cuts fall at, before and after chunk boundaries (a sequence starting
+    // inside a chunk with its own initial state: vLLM #21783, #23279), per-sequence initial
+    // states of which all, exactly one (#22034) or some are used, the rest stale (#14857).
+    if (spec.takes_flag("varlen") && o.varlen && o.seq_idx && *gen::inRange(0, 3) == 0) {
+      p.varlen = true;
+      p.b = 1;
+      if (p.seq.kind == SeqSpec::Kind::none || *gen::arbitrary<bool>())
+        p.seq = *gen_seq_runs(p.s, std::max<std::int64_t>(p.q, 1), o.padding);
+      if (p.seq.kind == SeqSpec::Kind::runs) p.seq.first_id = 0;
+      if (p.dt_limit && p.dt_limit->lo < 0) p.dt_limit->lo = 0.0;
+    }
+    // States stored in a 16-bit dtype (mamba_ssm state_dtype, vLLM's cache dtype) a quarter of the time.
+    if (spec.takes_flag("state") && *gen::inRange(0, 4) == 0) p.dtypes["state"] = pick_dtype();
     if (o.mixed_dtypes && *gen::inRange(0, 3) == 0) {
       // Override one present float input's dtype.
       std::vector<std::string> roles;

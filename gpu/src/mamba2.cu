@@ -42,6 +42,11 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     const ssd_mamba2_args& a = *args;
     const char* op = "mamba2";
     const Check k{op};
+    // Packed varlen batches and a state dtype (ABI version 3) are not implemented here.
+    if (present(a.cu_seqlens))
+      fail(op, "cu_seqlens", "packed varlen batches are not implemented by this library", SSD_STATUS_UNSUPPORTED);
+    if (a.state_dtype >= 0)
+      fail(op, "state_dtype", "a state dtype other than C's is not implemented by this library", SSD_STATUS_UNSUPPORTED);
     k.float_input("x", a.x);
     k.float_input("B", a.B);
     const TokenDims d = k.token_major(a.x, "B", a.B);

@@ -9,6 +9,23 @@
 
 namespace ssd {
 
+std::uint32_t AbiBinding::version_needed(const Problem& p) const {
+  const OpSpec& spec = op_spec(p.op);
+  Problem plain;
+  plain.op = p.op;
+  std::uint32_t needed = 1;
+  for (const AbiTensorField& f : tensors) {
+    if (f.since <= needed) continue;
+    bool used = false;
+    if (const InputRole* role = spec.input(f.role)) used = !role->present || role->present(p);
+    else used = !spec.output(f.role).present || spec.output(f.role).present(p);
+    if (used) needed = f.since;
+  }
+  for (const AbiScalarField& f : scalars)
+    if (f.since > needed && f.get(p) != f.get(plain)) needed = f.since;
+  return needed;
+}
+
 AbiArgs::AbiArgs(Op op) : op_(op), binding_(&op_spec(op).abi), bytes_(binding_->args_size, 0) {}
 
 AbiArgs::AbiArgs(Op op, const void* args) : AbiArgs(op) { std::memcpy(bytes_.data(), args, bytes_.size()); }

@@ -78,6 +78,23 @@ void Check::seq_idx(const Tensor& t, std::int64_t batch, std::int64_t seqlen) co
   }
 }
 
+PackedSequences Check::packed_sequences(const Tensor& t) const {
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(t.numel()));
+  for (std::int64_t i = 0; i < t.numel(); ++i) ids[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(t[i]);
+  try {
+    PackedSequences s = sequences_from_ids(ids);
+    if (s.count() == 0) fail("seq_idx", "a packed row needs at least one sequence, got only padding");
+    return s;
+  } catch (const ArgumentError& e) {
+    fail("seq_idx", std::string(e.what()).substr(std::string(e.what()).find(':') + 2));
+  }
+}
+
+void Check::index_input(const char* name, const Tensor& t, const Shape& expected, const char* dims) const {
+  if (t.dtype() != DType::i32) fail(name, "dtype " + std::string(dtype_name(t.dtype())) + ", expected i32");
+  shape(name, t, expected, dims);
+}
+
 void Check::positive(const char* name, std::int64_t value) const {
   if (value <= 0) fail(name, "must be positive, got " + std::to_string(value));
 }

@@ -10,6 +10,7 @@
 #include "ssd/reference/oracle.h"
 #include "ssd/reference/tensor.h"
 #include "ssd/reference/validate.h"
+#include "ssd/reference/varlen.h"
 
 namespace ssd {
 
@@ -31,6 +32,10 @@ struct Check {
   void dtype_in(const char* name, const Tensor& t, std::initializer_list<DType> allowed) const;
   // seq_idx [Bt,S] i32, non-decreasing per row, padding (negative ids) only as a row's tail.
   void seq_idx(const Tensor& t, std::int64_t batch, std::int64_t seqlen) const;
+  // The sequences of a packed row (seq_idx [1,S], ids 0, 1, 2, ... then padding).
+  PackedSequences packed_sequences(const Tensor& seq_idx) const;
+  // An i32 index input of exact shape.
+  void index_input(const char* name, const Tensor& t, const Shape& expected, const char* dims) const;
   void positive(const char* name, std::int64_t value) const;
   void groups_divide_heads(const char* group_argument, std::int64_t heads, std::int64_t groups) const;
   void dt_limit(DtLimit limit) const;

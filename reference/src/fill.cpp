@@ -8,55 +8,14 @@
 #include "ssd/reference/helpers.h"
 #include "ssd/reference/parallel.h"
 #include "ssd/reference/op_spec.h"
+#include "ssd/reference/varlen.h"
+#include "fill_stream.h"
 
 namespace ssd {
 namespace {
 
 constexpr std::int64_t kBlock = 4096;  // elements per independently seeded stream
 
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char ch : text) h = (h ^ ch) * 0x100000001B3ull;
-  return h;
-}
-
-// xoshiro256** seeded from (seed, stream name, block).
-class Stream {
- public:
-  Stream(std::uint64_t seed, std::string_view name, std::uint64_t block) {
-    std::uint64_t s = seed ^ (fnv1a(name) * 0x9E3779B97F4A7C15ull) ^ (block * 0xD1B54A32D192ED03ull);
-    for (auto& w : state_) w = splitmix64(s);
-  }
-  std::uint64_t next() {
-    const std::uint64_t result = rotl(state_[1] * 5, 7) * 9;
-    const std::uint64_t t = state_[1] << 17;
-    state_[2] ^= state_[0];
-    state_[3] ^= state_[1];
-    state_[1] ^= state_[2];
-    state_[0] ^= state_[3];
-    state_[2] ^= t;
-    state_[3] = rotl(state_[3], 45);
-    return result;
-  }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  std::int64_t below(std::int64_t n) { return static_cast<std::int64_t>(uniform() * static_cast<double>(n)); }
-  double normal() {  // Box-Muller; 1 - u keeps the log argument in (0, 1]
-    const double u1 = 1.0 - uniform(), u2 = uniform();
-    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
-  }
-
- private:
-  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  std::uint64_t state_[4];
-};
 
 double draw(const FillRule& rule, Stream& s) {
   switch (rule.kind) {
@@ -113,39 +72,32 @@ void fill_chunk_major(Tensor& t, const FillRule& rule, const Problem& p, std::ui
   }
 }
 
-void fill_seq_idx(Tensor& t, const Problem& p, std::uint64_t seed) {
-  const std::int64_t S = p.s;
+void fill_seq_idx(Tensor& t, const Problem& p) {
   for (std::int64_t b = 0; b < p.b; ++b) {
-    double* row = t.data() + b * S;
-    if (p.seq.kind == SeqSpec::Kind::runs) {
-      std::int64_t t0 = 0, id = p.seq.first_id;
-      for (std::int64_t run : p.seq.runs) {
-        const double value = run < 0 ? -1.0 : static_cast<double>(id++);
-        // Runs that do not cover S exactly (an invalid case built to test rejection) are cut at S.
-        for (std::int64_t k = 0; k < std::abs(run) && t0 < S; ++k) row[t0++] = value;
-      }
-      continue;
-    }
-    // Random row: 1 to 4 sequences at random cut points, starting at id 0 (or 1 a quarter of the
-    // time), and a padding tail of distinct negative ids a quarter of the time.
-    Stream stream(seed, "seq_idx", static_cast<std::uint64_t>(b));
-    const std::int64_t padding = (S >= 2 && stream.uniform() < 0.25) ? 1 + stream.below(std::max<std::int64_t>(1, S / 4)) : 0;
-    const std::int64_t body = S - padding;
-    const std::int64_t sequences = 1 + stream.below(std::min<std::int64_t>(4, body));
-    std::vector<std::int64_t> starts{0};
-    for (std::int64_t k = 1; k < sequences; ++k) starts.push_back(1 + stream.below(body - 1));
-    std::sort(starts.begin(), starts.end());
-    std::int64_t id = stream.uniform() < 0.25 ? 1 : 0;
-    std::size_t next = 1;
-    for (std::int64_t tok = 0; tok < body; ++tok) {
-      while (next < starts.size() && starts[next] == tok) {
-        if (starts[next - 1] != tok) ++id;  // repeated cut points merge
-        ++next;
-      }
-      row[tok] = static_cast<double>(id);
-    }
-    for (std::int64_t tok = body; tok < S; ++tok) row[tok] = -1.0 - static_cast<double>(stream.below(2));
+    const std::vector<std::int64_t> ids = seq_idx_row(p, b);
+    for (std::int64_t tok = 0; tok < p.s; ++tok) t.data()[b * p.s + tok] = static_cast<double>(ids[static_cast<std::size_t>(tok)]);
   }
+}
+
+// has_initial_states of a packed batch: a quarter of the cases every sequence has one, a quarter
+// exactly one sequence has one (the trigger of vLLM #22034), the rest each sequence with
+// probability 1/2. Rows of initial_states whose flag is 0 keep their (stale) values: the contract
+// says they are ignored.
+void fill_has_initial_states(Tensor& t, const Problem& p) {
+  Stream stream(p.seed, "has_initial_states", 0);
+  const std::int64_t n = t.numel();
+  const double regime = stream.uniform();
+  const std::int64_t only = stream.below(n);
+  for (std::int64_t j = 0; j < n; ++j) {
+    const bool has = regime < 0.25 ? true : regime < 0.5 ? j == only : stream.uniform() < 0.5;
+    t.data()[j] = has ? 1.0 : 0.0;
+  }
+}
+
+void fill_varlen_encoding(Tensor& t, const Problem& p, const std::string& role) {
+  const std::vector<std::int64_t> values = varlen_encoding(p, role);
+  for (std::int64_t i = 0; i < t.numel() && i < static_cast<std::int64_t>(values.size()); ++i)
+    t.data()[i] = static_cast<double>(values[static_cast<std::size_t>(i)]);
 }
 
 void fill_batch_indices(Tensor& t, const Problem& p, std::uint64_t seed) {
@@ -181,7 +133,9 @@ InputSet make_inputs_unchecked(const Problem& p) {
     switch (rule.kind) {
       case FillRule::Kind::chunk_dt:
       case FillRule::Kind::chunk_cumsum: fill_chunk_major(t, rule, p, p.seed, role.name); break;
-      case FillRule::Kind::seq_idx: fill_seq_idx(t, p, p.seed); break;
+      case FillRule::Kind::seq_idx: fill_seq_idx(t, p); break;
+      case FillRule::Kind::has_initial_states: fill_has_initial_states(t, p); break;
+      case FillRule::Kind::varlen_encoding: fill_varlen_encoding(t, p, role.name); break;
       case FillRule::Kind::batch_indices: fill_batch_indices(t, p, p.seed); break;
       default: fill_elementwise(t, rule, p.seed, role.name); break;
     }

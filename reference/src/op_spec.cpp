@@ -89,6 +89,10 @@ std::optional<std::string> invalid_reason(const Problem& p) {
   }
   for (const auto& [role, dtype] : p.dtypes) {
     if (role == "out") continue;
+    if (role == "state" && spec.takes_flag("state")) {
+      if (!is_float(dtype) || dtype == DType::f64) return "state must be f32, f16 or bf16";
+      continue;
+    }
     const InputRole* r = spec.input(role);
     if (r == nullptr) return "no input '" + role + "'";
     if (r->present && !r->present(p)) return "dtype given for absent input '" + role + "'";

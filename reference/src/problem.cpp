@@ -219,10 +219,13 @@ std::string to_string(const Problem& p) {
   if (p.causal) s << " +causal";
   if (p.sbi) s << " +sbi";
   if (p.tie) s << " +tie";
+  if (p.varlen) s << " +varlen";
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
   if (p.sbi) s << " slots=" << p.slots;
   for (const auto& role : spec.inputs)
     if (auto it = p.dtypes.find(role.name); it != p.dtypes.end()) s << ' ' << role.name << '=' << dtype_name(it->second);
+  if (spec.takes_flag("state"))
+    if (auto it = p.dtypes.find("state"); it != p.dtypes.end()) s << " state=" << dtype_name(it->second);
   if (auto it = p.dtypes.find("out"); it != p.dtypes.end()) s << " out=" << dtype_name(it->second);
   if (p.dots == DotPrecision::tf32) s << " dots=tf32";
   if (p.fill != spec.fills.front()) s << " fill=" << p.fill;
@@ -280,6 +283,7 @@ Problem parse_problem(std::string_view text) {
       else if (flag == "causal") p.causal = true;
       else if (flag == "sbi") p.sbi = true;
       else if (flag == "tie") p.tie = true;
+      else if (flag == "varlen") p.varlen = true;
       else bad_token(t, "unknown flag");
       continue;
     }
@@ -322,6 +326,8 @@ Problem parse_problem(std::string_view text) {
       for (auto f : spec.fills) known = known || f == value;
       if (!known) bad_token(t, "unknown fill regime for " + std::string(spec.name));
       p.fill = std::string(value);
+    } else if (key == "state" && spec.takes_flag("state")) {
+      p.dtypes[key] = parse_dtype(value, "problem");
     } else if (key == "out") {
       flag_allowed(t, "out");
       p.dtypes[key] = parse_dtype(value, "problem");

@@ -21,8 +21,20 @@ OpDims validate(const Mamba2Args& a) {
   c.D(a.D, d);
   c.optional_float("z", a.z, x.shape(), "[Bt,S,H,P]");
   c.optional_float("dt_bias", a.dt_bias, {d.heads}, "[H]");
-  c.optional_float("initial_states", a.initial_states, {d.batch, d.heads, d.headdim, d.dstate}, "[Bt,H,P,N]");
   if (a.seq_idx) c.seq_idx(*a.seq_idx, d.batch, d.seqlen);
+  if (a.varlen) {
+    if (a.seq_idx == nullptr) c.fail("seq_idx", "required with varlen (it says where each packed sequence lies)");
+    if (d.batch != 1) c.fail("x", "a packed varlen batch has one row, got Bt = " + std::to_string(d.batch));
+    d.sequences = c.packed_sequences(*a.seq_idx).count();
+    c.optional_float("initial_states", a.initial_states, {d.sequences, d.heads, d.headdim, d.dstate}, "[nseq,H,P,N]");
+    if (a.has_initial_states) {
+      if (a.initial_states == nullptr) c.fail("has_initial_states", "given without initial_states");
+      c.index_input("has_initial_states", *a.has_initial_states, {d.sequences}, "[nseq]");
+    }
+  } else {
+    if (a.has_initial_states) c.fail("has_initial_states", "only a varlen batch takes it");
+    c.optional_float("initial_states", a.initial_states, {d.batch, d.heads, d.headdim, d.dstate}, "[Bt,H,P,N]");
+  }
   c.dt_limit(a.dt_limit);
   return d;
 }

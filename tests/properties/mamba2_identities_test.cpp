@@ -62,7 +62,9 @@ Outputs compose_stages(const Problem& p, const InputSet& in, const StageForms& f
 }
 
 RC_GTEST_PROP(Mamba2, EqualsTheFiveStagesComposed, ()) {
-  const Problem p = *ssd::gen_problem(Op::mamba2);
+  ssd::GenOptions options;
+  options.varlen = false;  // the stage ops take no per-sequence initial states
+  const Problem p = *ssd::gen_problem(Op::mamba2, options);
   const InputSet in = ssd::make_inputs(p);
   const Outputs whole = ssd::mamba2_chunked(ssd::bind_mamba2(p, in));
   const StageForms chunked{ssd::chunk_cumsum_chunked, ssd::chunk_state_chunked, ssd::state_passing_chunked,

@@ -83,9 +83,9 @@ CaseJudgement CaseChecker::check(const Problem& given) {
   const Problem p = library_.as_declared(given);  // a library that declares TF32 dots is judged so
   CaseJudgement j;
   j.problem = to_string(p);
-  if (!library_.implements(p.op)) {
+  if (auto why = library_.cannot_run(p)) {
     j.verdict = Verdict::skipped;
-    j.message = library_.origin() + " does not implement " + std::string(op_name(p.op));
+    j.message = *why;
     return j;
   }
   if (auto why = invalid_reason(p)) {

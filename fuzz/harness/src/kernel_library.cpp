@@ -118,6 +118,15 @@ std::vector<std::string> KernelLibrary::known_names() {
 
 bool KernelLibrary::implements(Op op) const { return op_spec(op).abi.implemented_by(*table_); }
 
+std::optional<std::string> KernelLibrary::cannot_run(const Problem& p) const {
+  if (!implements(p.op)) return origin_ + " does not implement " + std::string(op_name(p.op));
+  const std::uint32_t needed = op_spec(p.op).abi.version_needed(p);
+  if (table_->abi_version < needed)
+    return origin_ + " speaks kernel ABI version " + std::to_string(table_->abi_version) + ", this case needs version " +
+           std::to_string(needed) + " (docs/kernel-abi.md)";
+  return std::nullopt;
+}
+
 DotPrecision KernelLibrary::f32_dots() const {
   // A version-1 table ends before the field: it declares nothing, so IEEE.
   return table_->abi_version >= 2 && table_->f32_dot_precision == SSD_DOTS_TF32 ? DotPrecision::tf32 : DotPrecision::ieee;

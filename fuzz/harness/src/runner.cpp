@@ -119,9 +119,9 @@ CallRecord record_call(const KernelLibrary& library, const Problem& p, const Inp
 
 CallRecord record_call(const KernelLibrary& library, const Problem& p, std::vector<RawTensor> inputs, MemoryPool* pool) {
   CallRecord r;
-  if (!library.implements(p.op)) {
+  if (auto why = library.cannot_run(p)) {
     r.status = CallStatus::not_implemented;
-    r.message = library.origin() + " does not implement " + std::string(op_name(p.op));
+    r.message = *why;
     return r;
   }
   const ssd_kernel_table& t = library.table();

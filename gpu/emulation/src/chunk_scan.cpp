@@ -10,7 +10,7 @@
 namespace ssd::emu {
 
 void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, const SeqIds& seq, float* out,
-                       float* out_x) {
+                       float* out_x, const PackedStarts* packed) {
   const ChunkGrid grid = d.grid();
   const std::int64_t Q = d.chunk, H = d.heads, P = d.headdim, G = d.groups, N = d.dstate, S = d.seqlen;
   // Number of within-chunk terms of row i (k = 0 .. count-1): k <= i, or a flawed causal mask.
@@ -29,10 +29,12 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
     const float* dt = in.dt + chunk_base;
     const float* cb = in.cb + ((b * d.chunks + c) * G + g) * Q * Q;
 
-    // Entering states in C's dtype.
+    // Entering states in the state dtype (C's dtype unless given).
+    const DType entering_dtype = in.states_dtype.value_or(in.C_dtype);
     std::vector<float> prev(static_cast<std::size_t>(P * N));
     for (std::int64_t e = 0; e < P * N; ++e)
-      prev[static_cast<std::size_t>(e)] = ctx.dot_operand(round_float(in.C_dtype, in.states[item * P * N + e]), in.C_dtype);
+      prev[static_cast<std::size_t>(e)] =
+          ctx.dot_operand(round_float(entering_dtype, in.states[item * P * N + e]), entering_dtype);
     // Within-chunk coefficients (cb * decay) * dt, rounded to x's dtype.
     std::vector<float> coefficient(static_cast<std::size_t>(L * L), 0.0f);
     for (std::int64_t i = 0; i < L; ++i)
@@ -43,15 +45,20 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
             ctx.dot_operand(round_float(in.x_dtype, ctx.mul(ctx.mul(cbv, decay), dt[k])), in.x_dtype);
       }
 
-    const std::int64_t previous_id = c >= 1 && seq.present() ? seq(b, t0 - 1) : 0;
+    // The id before the chunk: 0 before the first (mamba_ssm), none in a packed batch.
+    const std::int64_t previous_id = c >= 1 && seq.present() ? seq(b, t0 - 1) : packed ? -1 : 0;
     for (std::int64_t i = 0; i < L; ++i) {
       const std::int64_t t = t0 + i;
       const bool carries = !seq.present() || seq(b, t) == previous_id;
-      const float scale = carries ? ctx.exp(dA[i]) : 0.0f;
+      // A packed sequence that starts in this chunk reads its own initial state instead, decayed
+      // from its start.
+      const std::int64_t j = packed && !carries ? seq(b, t) : -1;
+      const bool own_init = j >= 0 && packed->has_init(j);
+      const float scale = carries ? ctx.exp(dA[i]) : own_init ? packed->decay_from_start(ctx, d, h, c, j, i) : 0.0f;
       const float* Ct = in.C + ((b * S + t) * G + g) * N;
       const float* row = coefficient.data() + i * L;
       for (std::int64_t p = 0; p < P; ++p) {
-        const float* prev_p = prev.data() + p * N;
+        const float* prev_p = own_init ? packed->init_entering + (j * H + h) * P * N + p * N : prev.data() + p * N;
         const float off = ctx.mul(
             ctx.sum(N, [&](std::int64_t n) { return ctx.mul(ctx.dot_operand(Ct[n], in.C_dtype), prev_p[n]); }), scale);
         const float* xp = in.x + ((b * S + t0) * H + h) * P + p;

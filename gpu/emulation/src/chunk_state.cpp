@@ -24,9 +24,14 @@ void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const f
 
     // B * w in fp32, rounded to x's dtype (the kernel's b.to(x.dtype) before tl.dot).
     std::vector<float> Bw(static_cast<std::size_t>(L * N));
+    // padding_chunk_state drops the last_id >= 0 guard: a chunk ending in padding sums its padding tokens.
+    const bool ends_in_sequence = last_id >= 0 || ctx.has(Flaw::padding_chunk_state);
     for (std::int64_t k = 0; k < L; ++k) {
-      const bool same_sequence = !seq.present() || (last_id >= 0 && seq(b, t0 + k) == last_id);
-      const float w = same_sequence ? ctx.mul(ctx.exp(std::fmin(ctx.sub(dAc[end], dAc[k]), 0.0f)), dtc[k]) : 0.0f;
+      const bool same_sequence = !seq.present() || (ends_in_sequence && seq(b, t0 + k) == last_id);
+      const float delta = std::fmin(ctx.sub(dAc[end], dAc[k]), 0.0f);
+      // seq_exp_dropped: with seq_idx the weight takes the clamped exponent itself, not its exp.
+      const float decay = seq.present() && ctx.has(Flaw::seq_exp_dropped) ? delta : ctx.exp(delta);
+      const float w = same_sequence ? ctx.mul(decay, dtc[k]) : 0.0f;
       const float* Bk = B + ((b * S + t0 + k) * G + g) * N;
       for (std::int64_t n = 0; n < N; ++n)
         Bw[static_cast<std::size_t>(k * N + n)] = ctx.dot_operand(round_float(x_dtype, ctx.mul(Bk[n], w)), x_dtype);

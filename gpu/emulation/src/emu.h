@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -165,6 +166,7 @@ inline float process_dt(const Ctx& ctx, float raw, const float* bias, bool softp
   if (bias && !bias_late) v = ctx.add(v, *bias);
   if (softplus && !ctx.has(Flaw::no_softplus)) v = ctx.softplus(v);
   if (bias && bias_late) v = ctx.add(v, *bias);
+  if (clamp && ctx.has(Flaw::dt_limit_floor)) lo = std::fmax(lo, 1e-3f);
   if (clamp && !ctx.has(Flaw::no_dt_clamp)) v = std::fmin(std::fmax(v, lo), hi);
   return v;
 }
@@ -201,10 +203,30 @@ void chunk_coupling_kernel(const Ctx& ctx, const OpDims& d, const float* C, cons
 void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const float* x, DType x_dtype,
                         const float* dt, const float* dA, const SeqIds& seq, float* states);
 
+// The sequences of a packed batch (Bt = 1) and where each starts, as the global-grid kernels of
+// vLLM up to 0.10 see them: a sequence that starts inside a chunk (offset o) brings its initial
+// state in there, decayed by exp(dA[i] - dA[o-1]) to token i of that chunk.
+struct PackedStarts {
+  std::vector<std::int64_t> start, end;  // token range of each sequence
+  const float* init = nullptr;           // [nseq,H,P*N] in fp32; null = none
+  const float* init_entering = nullptr;  // the same stored in the entering dtype (what chunk_scan reads)
+  std::vector<char> has;                 // has_initial_states
+  const float* dA = nullptr;             // the within-chunk cumsum [1,H,NC,Q]
+  std::int64_t sequence_of(std::int64_t t) const;  // -1 for padding
+  bool has_init(std::int64_t j) const { return init != nullptr && j >= 0 && has[static_cast<std::size_t>(j)]; }
+  // exp(dA[c, to] - dA[c, o - 1]) with dA[c, -1] = 0, where o is sequence j's start in chunk c.
+  float decay_from_start(const Ctx& ctx, const OpDims& d, std::int64_t h, std::int64_t c, std::int64_t j,
+                         std::int64_t to) const;
+};
+PackedStarts packed_starts(const Ctx& ctx, const Tensor& seq_idx, const float* init, const Tensor* has,
+                           const float* dA);
+
 // state_passing: states [Bt,NC,H,D], dA_chunk [Bt,H,NC], init [Bt,H,D] or null -> out (rounded to
 // out_dtype) and final (fp32). Uses d.batch, chunks, heads, flat, and chunk/seqlen with seq_idx.
+// With `packed` the initial states are per sequence instead (init is then ignored).
 void state_passing_kernel(const Ctx& ctx, const OpDims& d, const float* states, const float* dA_chunk,
-                          const float* init, const SeqIds& seq, DType out_dtype, float* out, float* final_states);
+                          const float* init, const SeqIds& seq, DType out_dtype, float* out, float* final_states,
+                          const PackedStarts* packed = nullptr);
 
 // chunk_scan: cb [Bt,NC,G,Q,Q], x, dt, dA, C, entering states [Bt,NC,H,P,N], D ([H] or [H,P]) and z
 // optional -> out (and out_x with z) [Bt,S,H,P] in fp32 (the caller stores them in x's dtype).
@@ -218,12 +240,20 @@ struct ScanInputs {
   const float* C = nullptr;
   DType C_dtype = DType::f32;
   const float* states = nullptr;
+  std::optional<DType> states_dtype;  // where the entering states are stored; C's dtype by default
   const float* D = nullptr;
   bool d_has_hdim = false;
   const float* z = nullptr;
 };
 void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, const SeqIds& seq, float* out,
-                       float* out_x);
+                       float* out_x, const PackedStarts* packed = nullptr);
+
+// Each packed sequence's state at its last token [nseq,H,P,N] in fp32: the part of its last chunk
+// (B * w rounded to x's dtype, as chunk_state) plus what enters that chunk: the running state
+// `running` [1,NC,H,P*N] (fp32, before any rounding) if the sequence began in an earlier chunk,
+// else its own initial state.
+void varlen_states_kernel(const Ctx& ctx, const OpDims& d, const PackedStarts& packed, const float* B, const float* x,
+                          DType x_dtype, const float* dt, const float* running, float* varlen_states);
 
 // ---- The ops ----
 Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx);

@@ -23,6 +23,14 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::last_element_unwritten: return "last_element_unwritten";
     case Flaw::group_index_modulo: return "group_index_modulo";
     case Flaw::padding_row_updates: return "padding_row_updates";
+    case Flaw::seq_exp_dropped: return "seq_exp_dropped";
+    case Flaw::padding_chunk_state: return "padding_chunk_state";
+    case Flaw::state_passing_inclusive: return "state_passing_inclusive";
+    case Flaw::dt_limit_floor: return "dt_limit_floor";
+    case Flaw::init_decay_from_chunk_start: return "init_decay_from_chunk_start";
+    case Flaw::init_decay_step_short: return "init_decay_step_short";
+    case Flaw::single_sequence_init_dropped: return "single_sequence_init_dropped";
+    case Flaw::has_initial_states_ignored: return "has_initial_states_ignored";
   }
   return "unknown";
 }

@@ -32,15 +32,29 @@ Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx) {
   std::vector<float> states(state_count);
   chunk_state_kernel(ctx, d, B.data(), x.data(), x_dtype, dtp.data(), dA.data(), seq, states.data());
 
-  // 3. State passing over the flattened P*N axis with the chunk totals dA[..., Q-1]; the entering
-  //    states are stored in C's dtype, the final states in f32.
+  // A packed batch: where each sequence starts, its initial state (fp32, and stored in the state
+  //    dtype for the scan).
+  const DType entering_dtype = p.dtypes.contains("state") ? p.dtypes.at("state") : C_dtype;
+  std::vector<float> init_entering = init;
+  round_all(init_entering, entering_dtype);
+  ctx.dot_operands(init_entering, entering_dtype);
+  std::optional<PackedStarts> packed;
+  if (a.varlen) {
+    packed = packed_starts(ctx, *a.seq_idx, a.initial_states ? init.data() : nullptr, a.has_initial_states, dA.data());
+    packed->init_entering = a.initial_states ? init_entering.data() : nullptr;
+  }
+  const PackedStarts* starts = packed ? &*packed : nullptr;
+
+  // 3. State passing over the flattened P*N axis with the chunk totals dA[..., Q-1]: the running
+  //    states in fp32 (the entering states are stored in the state dtype when the scan reads
+  //    them), the final states in fp32.
   std::vector<float> alpha(static_cast<std::size_t>(Bt * H * NC));
   for (std::int64_t e = 0; e < Bt * H * NC; ++e) alpha[static_cast<std::size_t>(e)] = dA[static_cast<std::size_t>(e * Q + Q - 1)];
   OpDims dp = d;
   dp.flat = P * N;
   std::vector<float> prev(state_count), final_states(static_cast<std::size_t>(Bt * H * P * N));
-  state_passing_kernel(ctx, dp, states.data(), alpha.data(), a.initial_states ? init.data() : nullptr, seq, C_dtype,
-                       prev.data(), final_states.data());
+  state_passing_kernel(ctx, dp, states.data(), alpha.data(), a.initial_states ? init.data() : nullptr, seq, DType::f32,
+                       prev.data(), final_states.data(), starts);
 
   // 4. CB = C B^T in f32, operands in the dot dtype, masked by seq_idx.
   const DType dot = dot_dtype(C_dtype, a.B->dtype());
@@ -62,16 +76,25 @@ Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx) {
   s.C = C.data();
   s.C_dtype = C_dtype;
   s.states = prev.data();
+  s.states_dtype = entering_dtype;
   s.D = a.D ? D.data() : nullptr;
   s.d_has_hdim = d.d_has_hdim;
   s.z = a.z ? z.data() : nullptr;
   const Shape shape{Bt, S, H, P};
   std::vector<float> out(static_cast<std::size_t>(element_count(shape))), out_x(a.z ? out.size() : 0);
-  chunk_scan_kernel(ctx, d, s, seq, out.data(), out_x.data());
+  chunk_scan_kernel(ctx, d, s, seq, out.data(), out_x.data(), starts);
 
   Outputs result;
   result.add("out", to_tensor(output_dtype(p, "out"), shape, out), token_defined_mask(a.seq_idx, H * P));
   result.add("final_states", to_tensor(output_dtype(p, "final_states"), {Bt, H, P, N}, final_states));
+  if (packed) {
+    // 6. Each sequence's state at its last token (mamba_ssm's chunk_state_varlen).
+    const std::int64_t count = static_cast<std::int64_t>(packed->start.size());
+    std::vector<float> varlen(static_cast<std::size_t>(count * H * P * N));
+    varlen_states_kernel(ctx, d, *packed, B.data(), x.data(), x_dtype, dtp.data(), prev.data(), varlen.data());
+    if (ctx.has(Flaw::states_rounded_bf16)) round_all(varlen, DType::bf16);
+    result.add("varlen_states", to_tensor(output_dtype(p, "varlen_states"), {count, H, P, N}, varlen));
+  }
   return result;
 }
 

@@ -7,29 +7,48 @@
 namespace ssd::emu {
 
 void state_passing_kernel(const Ctx& ctx, const OpDims& d, const float* states, const float* dA_chunk,
-                          const float* init, const SeqIds& seq, DType out_dtype, float* out, float* final_states) {
+                          const float* init, const SeqIds& seq, DType out_dtype, float* out, float* final_states,
+                          const PackedStarts* packed) {
   const std::int64_t NC = d.chunks, H = d.heads, D = d.flat;
-  if (ctx.has(Flaw::initial_states_ignored)) init = nullptr;
+  if (ctx.has(Flaw::initial_states_ignored) || packed) init = nullptr;
 #pragma omp parallel for schedule(static) if (worth_parallel(d.batch * H, 3 * NC * D))
   for (std::int64_t bh = 0; bh < d.batch * H; ++bh) {
     const std::int64_t b = bh / H, h = bh % H;
     std::vector<float> M(static_cast<std::size_t>(D), 0.0f);
     if (init) std::copy(init + bh * D, init + (bh + 1) * D, M.begin());
-    std::int64_t previous_id = 0;  // the id before the first chunk
+    // The id before the first chunk: 0 (mamba_ssm), or none in a packed batch, whose sequence 0
+    // brings its own initial state in.
+    std::int64_t previous_id = packed ? -1 : 0;
+    const bool inclusive = ctx.has(Flaw::state_passing_inclusive);
     for (std::int64_t c = 0; c < NC; ++c) {
       float* entering = out + ((b * NC + c) * H + h) * D;
-      for (std::int64_t k = 0; k < D; ++k) entering[k] = round_float(out_dtype, M[static_cast<std::size_t>(k)]);
+      if (!inclusive)
+        for (std::int64_t k = 0; k < D; ++k) entering[k] = round_float(out_dtype, M[static_cast<std::size_t>(k)]);
+      const std::int64_t L = std::min((c + 1) * d.chunk, d.seqlen) - c * d.chunk;
       float scale = ctx.exp(dA_chunk[bh * NC + c]);
+      std::int64_t id = 0;
+      bool fresh = false;  // the chunk ends in a sequence that started inside it
       if (seq.present()) {
-        const std::int64_t id = seq(b, std::min((c + 1) * d.chunk, d.seqlen) - 1);
-        if (id != previous_id) scale = 0.0f;
+        id = seq(b, c * d.chunk + L - 1);
+        fresh = id != previous_id;
+        if (fresh) scale = 0.0f;
         previous_id = id;
       }
+      // A packed sequence starting in this chunk with an initial state: that state decayed from
+      // the sequence's start (init_decay_from_chunk_start: from the chunk's start) to its end.
+      const bool injects = packed && fresh && packed->has_init(id);
+      const float inject_decay = !injects ? 0.0f
+                                 : ctx.has(Flaw::init_decay_from_chunk_start)
+                                     ? ctx.exp(packed->dA[(h * NC + c) * d.chunk + L - 1])
+                                     : packed->decay_from_start(ctx, d, h, c, id, L - 1);
       const float* own = states + ((b * NC + c) * H + h) * D;
       for (std::int64_t k = 0; k < D; ++k) {
         float& m = M[static_cast<std::size_t>(k)];
         m = ctx.add(ctx.mul(scale, m), own[k]);
+        if (injects) m = ctx.add(m, ctx.mul(inject_decay, packed->init[(id * H + h) * D + k]));
       }
+      if (inclusive)
+        for (std::int64_t k = 0; k < D; ++k) entering[k] = round_float(out_dtype, M[static_cast<std::size_t>(k)]);
     }
     for (std::int64_t k = 0; k < D; ++k) {
       const float m = M[static_cast<std::size_t>(k)];

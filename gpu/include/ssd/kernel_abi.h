@@ -17,8 +17,10 @@ extern "C" {
 #endif
 
 /* Version 2 adds f32_dot_precision at the end of the table; version-1 tables still load and are
- * judged as IEEE (the runner reads the field only from version-2 tables). */
-#define SSD_KERNEL_ABI_VERSION 2
+ * judged as IEEE (the runner reads the field only from version-2 tables). Version 3 appends the
+ * packed varlen batch and the state dtype to ssd_mamba2_args; a library of an older version is
+ * never sent a case that uses them (SKIPPED), and is called with the struct it knows. */
+#define SSD_KERNEL_ABI_VERSION 3
 #define SSD_KERNEL_ABI_OLDEST_VERSION 1
 #define SSD_KERNEL_TABLE_SYMBOL "ssd_get_kernel_table"
 #define SSD_MAX_RANK 6
@@ -47,7 +49,7 @@ typedef struct {
   int64_t strides[SSD_MAX_RANK];
 } ssd_tensor;
 
-/* Mamba2Fwd: out [Bt,S,H,P] (x.dtype), final_states [Bt,H,P,N] (f32). */
+/* Mamba2Fwd: out [Bt,S,H,P] (x.dtype), final_states [Bt,H,P,N] (f32, or the state dtype). */
 typedef struct {
   ssd_tensor x, dt, A, B, C;
   int64_t chunk_size;
@@ -56,6 +58,18 @@ typedef struct {
   double dt_limit_lo, dt_limit_hi; /* default (0, +inf) */
   ssd_tensor out, final_states;    /* outputs */
   void* stream;                    /* cudaStream_t for CUDA tables, NULL = default stream */
+  /* Since version 3. A packed varlen batch (Bt = 1) has cu_seqlens.data != NULL; then seq_idx
+   * [1,S] numbers its sequences 0, 1, ... (negative = padding tail), initial_states is
+   * [nseq,H,P,N] with has_initial_states [nseq] (0 = start from zero; absent = all have one), and
+   * the same sequences come in every encoding, for a kernel to read the one it takes (all i32,
+   * docs/contract.md): cu_seqlens [nseq+1]; chunk_indices, chunk_offsets [logical chunks];
+   * cu_chunk_seqlens [chunks+1], chunk_seq_idx [chunks], last_chunk_indices [nseq]. */
+  ssd_tensor has_initial_states, cu_seqlens, chunk_indices, chunk_offsets, cu_chunk_seqlens, chunk_seq_idx,
+      last_chunk_indices;
+  ssd_tensor varlen_states; /* output with cu_seqlens: each sequence's final state [nseq,H,P,N] */
+  /* The dtype the states between chunks are stored in (ssd_dtype), or -1 for C's dtype (the
+   * default); when set, final_states and varlen_states are stored in it too. */
+  int32_t state_dtype;
 } ssd_mamba2_args;
 
 /* SSDChunkCumsumFwd: dA_cumsum, dt_out [Bt,H,NC,Q] (f32). */

@@ -1,6 +1,8 @@
 // Mamba2Fwd, chunked form: one fused pass per (batch, head) over the chunks, carrying the state.
 // It shares only the named helpers with the stage ops (dt pipeline, stable segsum, decays), so the
 // stage ops composed and this fused pass are two implementations that a property test compares.
+#include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "eigen_views.h"
@@ -9,11 +11,56 @@
 #include "ssd/reference/oracle.h"
 #include "ssd/reference/parallel.h"
 #include "ssd/reference/validate.h"
+#include "../check.h"
+#include "../slices.h"
 
 namespace ssd {
+namespace {
+
+// A packed batch, one sequence at a time: each sequence's inputs cut out of the row, computed as
+// a batch of its own (from its initial state or zero, its chunk grid starting at its first
+// token), and its outputs put back. Padding tokens are left undefined; final_states is the state
+// at the end of the row (zero after padding, as the kernels give it).
+Outputs mamba2_per_sequence(const Mamba2Args& a, const OpDims& d) {
+  const PackedSequences packed = Check{"mamba2"}.packed_sequences(*a.seq_idx);
+  const std::int64_t HP = d.heads * d.headdim, HPN = HP * d.dstate;
+  Tensor out(DType::f64, {1, d.seqlen, d.heads, d.headdim}), final_states(DType::f64, {1, d.heads, d.headdim, d.dstate});
+  Tensor varlen_states(DType::f64, {packed.count(), d.heads, d.headdim, d.dstate});
+  for (std::int64_t j = 0; j < packed.count(); ++j) {
+    const std::int64_t start = packed.start[static_cast<std::size_t>(j)], length = packed.length[static_cast<std::size_t>(j)];
+    const Tensor x = token_slice(*a.x, start, length), dt = token_slice(*a.dt, start, length);
+    const Tensor B = token_slice(*a.B, start, length), C = token_slice(*a.C, start, length);
+    const std::optional<Tensor> z = a.z ? std::optional(token_slice(*a.z, start, length)) : std::nullopt;
+    const bool has = a.initial_states && (!a.has_initial_states || (*a.has_initial_states)[j] != 0.0);
+    const std::optional<Tensor> init = has ? std::optional(row_slice(*a.initial_states, j)) : std::nullopt;
+    Mamba2Args one = a;
+    one.x = &x;
+    one.dt = &dt;
+    one.B = &B;
+    one.C = &C;
+    one.z = z ? &*z : nullptr;
+    one.initial_states = init ? &*init : nullptr;
+    one.seq_idx = nullptr;
+    one.varlen = false;
+    one.has_initial_states = nullptr;
+    const Outputs sequence = mamba2_chunked(one);
+    std::copy_n(sequence.get("out").value.data(), length * HP, out.data() + start * HP);
+    std::copy_n(sequence.get("final_states").value.data(), HPN, varlen_states.data() + j * HPN);
+  }
+  if (packed.padding() == 0)
+    std::copy_n(varlen_states.data() + (packed.count() - 1) * HPN, HPN, final_states.data());
+  Outputs result;
+  result.add("out", std::move(out), token_defined_mask(a.seq_idx, HP));
+  result.add("final_states", std::move(final_states));
+  result.add("varlen_states", std::move(varlen_states));
+  return result;
+}
+
+}  // namespace
 
 Outputs mamba2_chunked(const Mamba2Args& a) {
   const OpDims d = validate(a);
+  if (a.varlen) return mamba2_per_sequence(a, d);
   const ChunkGrid grid = d.grid();
   const std::int64_t S = d.seqlen, NC = d.chunks;
   const std::int64_t H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;

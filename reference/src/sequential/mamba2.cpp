@@ -16,7 +16,7 @@
 namespace ssd {
 
 Outputs mamba2_sequential(const Mamba2Args& args) {
-  validate(args);  // throws on any bad argument; the shapes read below are then consistent
+  const OpDims d = validate(args);  // throws on any bad argument; the shapes read below are then consistent
   const Tensor& x = *args.x;
   const Tensor& dt = *args.dt;
   const Tensor& A = *args.A;
@@ -29,17 +29,30 @@ Outputs mamba2_sequential(const Mamba2Args& args) {
 
   Tensor out(DType::f64, {Bt, S, H, P});
   Tensor final_states(DType::f64, {Bt, H, P, N});
+  Tensor varlen_states(DType::f64, {args.varlen ? d.sequences : 0, H, P, N});
   std::vector<double> M(static_cast<std::size_t>(P * N));
+  // The state a sequence starts from: zero, or (in a packed batch) its own initial state.
+  auto start_state = [&](std::int64_t id, std::int64_t h) {
+    const bool has = args.initial_states != nullptr &&
+                     (args.has_initial_states == nullptr || (*args.has_initial_states)[id] != 0.0);
+    for (std::int64_t p = 0; p < P; ++p)
+      for (std::int64_t n = 0; n < N; ++n) M[p * N + n] = has ? args.initial_states->at({id, h, p, n}) : 0.0;
+  };
 
   for (std::int64_t b = 0; b < Bt; ++b) {
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t g = h / heads_per_group;
       const double bias = args.dt_bias != nullptr ? args.dt_bias->at({h}) : 0.0;
-      for (std::int64_t p = 0; p < P; ++p)
-        for (std::int64_t n = 0; n < N; ++n)
-          M[p * N + n] = args.initial_states != nullptr ? args.initial_states->at({b, h, p, n}) : 0.0;
+      if (args.varlen) {
+        std::fill(M.begin(), M.end(), 0.0);  // sequence 0's own state is set at its first token
+      } else {
+        for (std::int64_t p = 0; p < P; ++p)
+          for (std::int64_t n = 0; n < N; ++n)
+            M[p * N + n] = args.initial_states != nullptr ? args.initial_states->at({b, h, p, n}) : 0.0;
+      }
 
-      std::int64_t prev_id = kSeqIdBeforeStart;
+      // In a packed batch token 0 always starts a sequence (id 0 included).
+      std::int64_t prev_id = args.varlen ? -1 : kSeqIdBeforeStart;
       for (std::int64_t t = 0; t < S; ++t) {
         // Every token t < S is valid here: padding of a partial last chunk is a chunked-form notion.
         const double dtp = process_dt(dt.at({b, t, h}), bias, args.dt_softplus, args.dt_limit);
@@ -50,7 +63,8 @@ Outputs mamba2_sequential(const Mamba2Args& args) {
           padding = id < 0;
           // A new sequence starts from a zero state; padding holds the state at zero, which is
           // what the kernels give a chunk whose last valid token is padding.
-          if (id != prev_id || padding) std::fill(M.begin(), M.end(), 0.0);
+          if (args.varlen && id != prev_id && !padding) start_state(id, h);
+          else if (id != prev_id || padding) std::fill(M.begin(), M.end(), 0.0);
           prev_id = id;
         }
         for (std::int64_t p = 0; p < P; ++p) {
@@ -68,6 +82,11 @@ Outputs mamba2_sequential(const Mamba2Args& args) {
           }
           out.data()[out.offset({b, t, h, p})] = y;
         }
+        // The state after a sequence's last token is its varlen state.
+        if (args.varlen && !padding && (t + 1 == S || args.seq_idx->at({b, t + 1}) != args.seq_idx->at({b, t}))) {
+          const auto id = static_cast<std::int64_t>(args.seq_idx->at({b, t}));
+          std::copy(M.begin(), M.end(), varlen_states.data() + (id * H + h) * P * N);
+        }
       }
       for (std::int64_t p = 0; p < P; ++p)
         for (std::int64_t n = 0; n < N; ++n) final_states.data()[final_states.offset({b, h, p, n})] = M[p * N + n];
@@ -77,6 +96,7 @@ Outputs mamba2_sequential(const Mamba2Args& args) {
   Outputs result;
   result.add("out", std::move(out), token_defined_mask(args.seq_idx, H * P));
   result.add("final_states", std::move(final_states));
+  if (args.varlen) result.add("varlen_states", std::move(varlen_states));
   return result;
 }
 

@@ -1,6 +1,8 @@
 // Pieces shared by the OpSpecs.
 #include "specs.h"
 
+#include "ssd/reference/abi_views.h"
+
 namespace ssd::specs {
 
 std::vector<Problem> parse_all(std::initializer_list<std::string_view> lines) {
@@ -24,6 +26,20 @@ void mark_dt_bias(Problem& p, const Tensor&) { p.dt_bias = true; }
 void mark_init(Problem& p, const Tensor&) { p.init = true; }
 void mark_seq(Problem& p, const Tensor&) { p.seq.kind = SeqSpec::Kind::random; }
 void mark_sbi(Problem& p, const Tensor&) { p.sbi = true; }
+void mark_varlen(Problem& p, const Tensor&) { p.varlen = true; }
+
+AbiScalarField state_dtype(std::size_t offset) {
+  AbiScalarField f{"state_dtype", offset, AbiScalarField::Type::i32,
+                   [](const Problem& p) {
+                     auto it = p.dtypes.find("state");
+                     return it == p.dtypes.end() ? -1.0 : static_cast<double>(abi_dtype(it->second));
+                   },
+                   [](Problem& p, double v) {
+                     if (v >= 0) p.dtypes["state"] = from_abi_dtype(static_cast<std::int32_t>(v));
+                   }};
+  f.since = 3;
+  return f;
+}
 
 AbiScalarField chunk_size(std::size_t offset) {
   return {"chunk_size", offset, AbiScalarField::Type::i64, [](const Problem& p) { return static_cast<double>(p.q); },

@@ -3,6 +3,7 @@
 
 #include "../tolerance/ops.h"
 #include "ssd/reference/bind.h"
+#include "ssd/reference/varlen.h"
 
 namespace ssd {
 
@@ -19,19 +20,44 @@ Mamba2Args bind_mamba2(const Problem& p, const InputSet& in) {
   a.dt_bias = in.find("dt_bias");
   a.initial_states = in.find("initial_states");
   a.seq_idx = in.find("seq_idx");
+  a.varlen = p.varlen;
+  a.has_initial_states = in.find("has_initial_states");
   a.dt_softplus = p.softplus;
   if (p.dt_limit) a.dt_limit = *p.dt_limit;
   return a;
 }
 
 namespace specs {
+namespace {
+
+std::int64_t sequences(const Problem& p) { return packed_sequences(p).count(); }
+
+// The length of each varlen encoding tensor (ssd/reference/varlen.h).
+std::int64_t encoding_length(const Problem& p, const std::string& role) {
+  return static_cast<std::int64_t>(varlen_encoding(p, role).size());
+}
+
+InputRole encoding_role(const std::string& name) {
+  return {name, false, DType::i32, false, [](const Problem& p) { return p.varlen; },
+          [name](const Problem& p) { return Shape{encoding_length(p, name)}; },
+          [](const Problem&) { return FillRule{FillRule::Kind::varlen_encoding}; }};
+}
+
+// Returned states: the state dtype when state= gives one, else f32.
+DType returned_state_dtype(const Problem& p) {
+  auto it = p.dtypes.find("state");
+  return it == p.dtypes.end() ? DType::f32 : it->second;
+}
+
+}  // namespace
+
 OpSpec mamba2() {
   OpSpec s;
   s.op = Op::mamba2;
   s.name = "mamba2";
   s.benchmark_name = "Mamba2Fwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
-  s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq", "dots"};
+  s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq", "varlen", "state", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
@@ -54,13 +80,39 @@ OpSpec mamba2() {
        [](const Problem& p) { return Shape{p.h}; },
        [](const Problem& p) { return bench(p) ? uniform(0, 1) : uniform(-0.5, 0.5); }},
       {"initial_states", false, DType::f32, true, [](const Problem& p) { return p.init; },
-       [](const Problem& p) { return Shape{p.b, p.h, p.p, p.n}; }, [](const Problem&) { return normal(); }},
+       [](const Problem& p) { return Shape{p.varlen ? sequences(p) : p.b, p.h, p.p, p.n}; },
+       [](const Problem&) { return normal(); }},
       seq_idx_role(),
+      {"has_initial_states", false, DType::i32, false, [](const Problem& p) { return p.varlen && p.init; },
+       [](const Problem& p) { return Shape{sequences(p)}; },
+       [](const Problem&) { return FillRule{FillRule::Kind::has_initial_states}; }},
+      encoding_role("cu_seqlens"),
+      encoding_role("chunk_indices"),
+      encoding_role("chunk_offsets"),
+      encoding_role("cu_chunk_seqlens"),
+      encoding_role("chunk_seq_idx"),
+      encoding_role("last_chunk_indices"),
+  };
+  s.invalid_reason = [](const Problem& p) -> std::optional<std::string> {
+    if (!p.varlen) return std::nullopt;
+    if (p.b != 1) return "+varlen packs its sequences into one row: b must be 1, got " + std::to_string(p.b);
+    if (p.seq.kind == SeqSpec::Kind::none) return "+varlen needs seq= (where each sequence of the row lies)";
+    if (p.seq.kind == SeqSpec::Kind::runs && p.seq.first_id != 0)
+      return "+varlen numbers its sequences from 0: seq= must start with id 0, got " + std::to_string(p.seq.first_id);
+    if (p.seq.kind == SeqSpec::Kind::runs && p.seq.runs.front() < 0)
+      return "+varlen needs at least one sequence before the padding";
+    // A negative dt' makes dA rise inside a chunk, where the kernels' exp(min(delta, 0)) clamp
+    // gives results that depend on where the chunks are cut: per sequence or over the packed row.
+    if (p.dt_limit && p.dt_limit->lo < 0)
+      return "+varlen needs dt_limit lo >= 0 (with dt' < 0 the result depends on the chunk grid)";
+    return std::nullopt;
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
-               {"final_states", [](const Problem&) { return DType::f32; }, nullptr}};
+               {"final_states", returned_state_dtype, nullptr},
+               {"varlen_states", returned_state_dtype, [](const Problem& p) { return p.varlen; }}};
   s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.s, p.h, p.p}; };
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.b, p.h, p.p, p.n}; };
+  s.outputs[2].shape = [](const Problem& p) { return Shape{sequences(p), p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return mamba2_chunked(bind_mamba2(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return mamba2_sequential(bind_mamba2(p, in)); };
   s.bounds = tolerance::mamba2_bounds;
@@ -78,8 +130,18 @@ OpSpec mamba2() {
       {"initial_states", offsetof(ssd_mamba2_args, initial_states), abi::mark_init},
       {"seq_idx", offsetof(ssd_mamba2_args, seq_idx), abi::mark_seq},
       {"out", offsetof(ssd_mamba2_args, out)},
-      {"final_states", offsetof(ssd_mamba2_args, final_states)}};
-  s.abi.scalars = {abi::chunk_size(offsetof(ssd_mamba2_args, chunk_size)), abi::dt_softplus(offsetof(ssd_mamba2_args, dt_softplus)), abi::dt_limit_lo(offsetof(ssd_mamba2_args, dt_limit_lo)), abi::dt_limit_hi(offsetof(ssd_mamba2_args, dt_limit_hi))};
+      {"final_states", offsetof(ssd_mamba2_args, final_states)},
+      {"has_initial_states", offsetof(ssd_mamba2_args, has_initial_states), nullptr, 3},
+      {"cu_seqlens", offsetof(ssd_mamba2_args, cu_seqlens), abi::mark_varlen, 3},
+      {"chunk_indices", offsetof(ssd_mamba2_args, chunk_indices), nullptr, 3},
+      {"chunk_offsets", offsetof(ssd_mamba2_args, chunk_offsets), nullptr, 3},
+      {"cu_chunk_seqlens", offsetof(ssd_mamba2_args, cu_chunk_seqlens), nullptr, 3},
+      {"chunk_seq_idx", offsetof(ssd_mamba2_args, chunk_seq_idx), nullptr, 3},
+      {"last_chunk_indices", offsetof(ssd_mamba2_args, last_chunk_indices), nullptr, 3},
+      {"varlen_states", offsetof(ssd_mamba2_args, varlen_states), nullptr, 3}};
+  s.abi.scalars = {abi::chunk_size(offsetof(ssd_mamba2_args, chunk_size)), abi::dt_softplus(offsetof(ssd_mamba2_args, dt_softplus)),
+                   abi::dt_limit_lo(offsetof(ssd_mamba2_args, dt_limit_lo)), abi::dt_limit_hi(offsetof(ssd_mamba2_args, dt_limit_hi)),
+                   abi::state_dtype(offsetof(ssd_mamba2_args, state_dtype))};
   s.abi.sizes = {{"b", "x", 0}, {"s", "x", 1}, {"h", "x", 2}, {"p", "x", 3}, {"g", "B", 2}, {"n", "B", 3}};
   s.smoke = [] {
     return parse_all({

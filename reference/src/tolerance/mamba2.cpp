@@ -8,7 +8,16 @@
 
 namespace ssd::tolerance {
 
-Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle) {
+namespace {
+// The state dtype: where the entering states are stored (state=, else C's dtype).
+DType entering_state_dtype(const Problem& p, const InputSet& in) {
+  auto it = p.dtypes.find("state");
+  return it == p.dtypes.end() ? in.at("C").dtype() : it->second;
+}
+}  // namespace
+
+Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& oracle, const GridSlack* slack) {
+  const std::int64_t extra_chunks = slack ? 1 : 0;
   const Tensor* seq = in.find("seq_idx");
   const std::int64_t NC = (p.s + p.q - 1) / p.q, PN = p.p * p.n;
   DtLimit limit;
@@ -29,14 +38,23 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   {
     const Tensor& dt_out = cumsum.get("dt_out").value;
     const Tensor& A = in.at("A");
+    double previous_chunk = 0.0;  // the charge the previous chunk's steps add up to (same row and head)
     for (std::int64_t row = 0; row < dA.numel() / p.q; ++row) {
       const double a = std::fabs(A[(row / NC) % p.h]);
-      double running = 0.0;
+      // Another chunk grid (a packed batch's) may start a chunk anywhere in the previous chunk of
+      // this one, or, for the first, inside the tokens before the row: its running charge is at
+      // most this chunk's plus the whole previous one's (or the leading tokens').
+      const std::int64_t c = row % NC;
+      double running = !slack ? 0.0 : c == 0 ? slack->leading_charge[static_cast<std::size_t>((row / NC) % p.h)] : previous_chunk;
+      double own = 0.0;
       for (std::int64_t i = 0; i < p.q; ++i) {
         const double d = dt_out[row * p.q + i];
-        running += d == 0.0 ? 0.0 : a * (std::fabs(d) + (p.softplus ? 1.0 + std::fabs(d) : 0.0));
+        const double step = d == 0.0 ? 0.0 : a * (std::fabs(d) + (p.softplus ? 1.0 + std::fabs(d) : 0.0));
+        running += step;
+        own += step;
         charge.data()[row * p.q + i] = std::max(running, std::fabs(dA[row * p.q + i]));
       }
+      previous_chunk = own;
     }
   }
 
@@ -133,7 +151,7 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
         if (!(v[i] <= largest)) return true;
       return false;
     };
-    const double entering_limit = std::min(overflow_shadow(in.at("C").dtype()), kFp32OverflowShadow);
+    const double entering_limit = std::min(overflow_shadow(entering_state_dtype(p, in)), kFp32OverflowShadow);
     for (std::int64_t b = 0; b < p.b; ++b)
       for (std::int64_t h = 0; h < p.h; ++h) {
         bool poisoned = false;
@@ -152,22 +170,29 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
   }
 
   // Rounding points granted on the path: B*w to x.dtype in the chunk states, the entering states
-  // stored in C.dtype, the diagonal coefficient in x.dtype, and mixed B/C converted for their dot.
+  // stored in the state dtype (C.dtype by default), the diagonal coefficient in x.dtype, and mixed
+  // B/C converted for their dot.
   const DType dx = in.at("x").dtype(), dB = in.at("B").dtype(), dC = in.at("C").dtype();
+  const DType d_entering = entering_state_dtype(p, in);
   const DType dot = (dC == DType::bf16 || dB == DType::bf16) ? DType::bf16
                     : (dC == DType::f16 || dB == DType::f16) ? DType::f16 : DType::f32;
   // Declared TF32 rounds every f32 operand of the four dots once more: B*w and x (chunk states),
   // C and B (coupling), C and the entering states, the coefficients and x (scan).
   const double u_states = conversion_roundoff(DType::f32, dx) + 2 * tf32_operand_roundoff(p, dx);
-  const double u_out_path = u_states + conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx) +
+  const double u_out_path = u_states + conversion_roundoff(DType::f32, d_entering) + conversion_roundoff(DType::f32, dx) +
                             conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot) + 2 * tf32_operand_roundoff(p, dot) +
-                            2 * tf32_operand_roundoff(p, dC) + 2 * tf32_operand_roundoff(p, dx);
+                            tf32_operand_roundoff(p, dC) + tf32_operand_roundoff(p, d_entering) +
+                            2 * tf32_operand_roundoff(p, dx);
   Bounds bounds;
-  add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC, bounds,
-                   std::max(half_subnormal(dC), half_subnormal(dx)));
+  add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC + extra_chunks, bounds,
+                   std::max(half_subnormal(d_entering), half_subnormal(dx)));
   bounds.add(make_bound(p, oracle.get("final_states"),
-                        {&final_S, &final_E, u_states, p.q + NC, &final_F, half_subnormal(dx)}));
+                        {&final_S, &final_E, u_states, p.q + NC + extra_chunks, &final_F, half_subnormal(dx)}));
   return bounds;
+}
+
+Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle) {
+  return p.varlen ? mamba2_varlen_bounds(p, in, oracle) : mamba2_row_bounds(p, in, oracle, nullptr);
 }
 
 }  // namespace ssd::tolerance

@@ -1,11 +1,23 @@
 // Per-op bound builders and the shadow pieces shared between them (internal to ssd_reference).
 #pragma once
+#include <vector>
+
 #include "common.h"
 #include "ssd/reference/oracle.h"
 
 namespace ssd::tolerance {
 
 Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
+// What a sequence of a packed batch computed on the batch's chunk grid rather than its own adds:
+// one chunk more on every reduction, and exponents read from cumsums that start up to a chunk
+// earlier (for the first chunk, in the tokens before the sequence: their charge per head).
+struct GridSlack {
+  std::vector<double> leading_charge;  // [H]
+};
+// Mamba2Fwd on rows of its own (no packed batch); `slack` for a sequence cut out of one.
+Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& oracle, const GridSlack* slack);
+// A packed batch (+varlen), one sequence at a time (mamba2_varlen.cpp).
+Bounds mamba2_varlen_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
 Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
 Bounds chunk_coupling_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);
 Bounds chunk_state_bounds(const Problem& p, const InputSet& in, const Outputs& oracle);

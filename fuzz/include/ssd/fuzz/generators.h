@@ -26,6 +26,7 @@ struct GenOptions {
   bool negative_limit = false;    // allow lo < 0 (dt' may be negative: leaves the recurrence's domain)
   bool mixed_dtypes = true;
   bool initial_states = true;
+  bool varlen = true;             // packed varlen batches (+varlen) where the op takes them
   bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, dt_overflow, A_zero, underflow, dA_rise, bench)
   std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;

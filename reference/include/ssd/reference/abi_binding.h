@@ -4,6 +4,7 @@
 // ask whether a table implements the op. Each OpSpec holds one, written in its spec file.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 #include <type_traits>
@@ -22,6 +23,7 @@ struct AbiTensorField {
   std::string_view role;
   std::size_t offset;
   void (*mark)(Problem&, const Tensor&) = nullptr;
+  std::uint32_t since = 1;  // the ABI version that added the field
 };
 
 // A scalar argument: its C type, the value a problem passes, and how a call's value is read back.
@@ -32,6 +34,7 @@ struct AbiScalarField {
   Type type;
   double (*get)(const Problem&);
   void (*set)(Problem&, double);
+  std::uint32_t since = 1;  // the ABI version that added the field
 };
 
 // Where a host library reads a problem size from a call: `size` (a dim letter, or "slots") is axis
@@ -63,6 +66,9 @@ struct AbiBinding {
       if (f.role == role) return &f;
     return nullptr;
   }
+  // The oldest ABI version whose args struct can carry the problem: the newest field it uses (a
+  // tensor it has, a scalar off the value a plain problem passes). Defined in abi_call.cpp.
+  std::uint32_t version_needed(const Problem& p) const;
 };
 
 namespace abi_detail {

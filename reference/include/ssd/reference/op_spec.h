@@ -29,6 +29,8 @@ struct FillRule {
     chunk_cumsum,     // within-chunk cumsum of -U(a, b) over valid positions, flat padded tail
     seq_idx,          // from Problem::seq
     batch_indices,    // state_batch_indices: distinct slots, about a quarter of them padding (< 0)
+    has_initial_states,  // 0/1 per sequence of a packed batch: all, exactly one, or each at random
+    varlen_encoding,  // the role's encoding of the packed sequences (ssd/reference/varlen.h)
   };
   Kind kind = Kind::normal;
   double a = 0.0, b = 1.0;

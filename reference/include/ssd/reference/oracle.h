@@ -33,11 +33,21 @@ struct Mamba2Args {
   const Tensor* D = nullptr;        // [H] or [H,P], optional
   const Tensor* z = nullptr;        // [Bt,S,H,P], optional
   const Tensor* dt_bias = nullptr;  // [H], optional
-  const Tensor* initial_states = nullptr;  // [Bt,H,P,N], optional
+  const Tensor* initial_states = nullptr;  // [Bt,H,P,N], optional; [nseq,H,P,N] when varlen
   const Tensor* seq_idx = nullptr;  // [Bt,S] i32, optional
+  // A packed batch (Bt = 1, seq_idx numbering its sequences 0, 1, ...): sequence j starts from
+  // initial_states[j] where has_initial_states[j] != 0 (all of them without that tensor), else
+  // from zero, and "varlen_states" [nseq,H,P,N] holds the state at each sequence's last token.
+  // Without it a sequence change starts from zero and initial_states [Bt] only reaches the
+  // leading run of id 0 (mamba_ssm's rule).
+  bool varlen = false;
+  const Tensor* has_initial_states = nullptr;  // [nseq] i32, optional, only when varlen
   bool dt_softplus = false;
   DtLimit dt_limit;
 };
+// The chunked form computes each sequence of a packed batch on its own (its chunk grid starting
+// at its first token); the sequential form runs the packed row token by token, resetting the
+// state at each sequence start.
 Outputs mamba2_chunked(const Mamba2Args& args);
 Outputs mamba2_sequential(const Mamba2Args& args);
 

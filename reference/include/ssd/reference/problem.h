@@ -44,12 +44,17 @@ struct SeqSpec {
 struct Problem {
   Op op = Op::mamba2;
   DType dtype = DType::f32;                // primary dtype (x, B, C, ... per the OpSpec)
-  std::map<std::string, DType> dtypes;     // per-tensor overrides by contract name, "out" for the output
+  std::map<std::string, DType> dtypes;     // per-tensor overrides by contract name, "out" for the output,
+                                           // "state" for mamba2's state dtype (state=)
   // Sizes; 0 = not used by the op. b Bt, s S, h H, p P, g G, n N, q Q, d flat state dim, slots Bs.
   std::int64_t b = 0, s = 0, h = 0, p = 0, g = 0, n = 0, q = 0, d = 0, slots = 0;
   bool dt_bias = false, softplus = false, z = false, init = false, causal = false;
   bool sbi = false;  // state_batch_indices (recurrent)
   bool tie = false;  // recurrent A and dt constant along p and n (the expanded-view layout)
+  // A packed variable-length batch (mamba2): one row (b1) of sequences numbered 0, 1, ... by seq=,
+  // each starting from its own initial state (initial_states [nseq,H,P,N] and has_initial_states
+  // with +init) or zero, with each sequence's final state returned (varlen_states).
+  bool varlen = false;
   DMode D = DMode::none;
   DotPrecision dots = DotPrecision::ieee;
   std::optional<DtLimit> dt_limit;  // absent: the default (0, +inf)

@@ -20,6 +20,7 @@ struct OpDims {
   std::int64_t chunks = 0;    // NC
   std::int64_t flat = 0;      // D of state passing (P*N flattened)
   std::int64_t slots = 0;     // Bs of the recurrent state
+  std::int64_t sequences = 0; // nseq of a packed varlen batch
   bool d_has_hdim = false;    // D given as [H,P]
   ChunkGrid grid() const { return ChunkGrid{seqlen, chunk}; }
   std::int64_t heads_per_group() const { return heads / groups; }

@@ -2,6 +2,7 @@
 // the suite's kernel directories (the fp32 emulation, its planted-bug variants, the CUDA kernels).
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ class KernelLibrary {
   // for a table wrapped with from_table. A worker process opens the library from it.
   const std::string& file() const { return file_; }
   bool implements(Op op) const;
+  // Why the library cannot be called on this problem (it lacks the op, or its ABI version predates
+  // an argument the problem uses: SKIPPED); nullopt when it can.
+  std::optional<std::string> cannot_run(const Problem& p) const;
   // How the library declares its f32 dot products (ABI version 2; IEEE for version 1 or nothing said).
   DotPrecision f32_dots() const;
   // The problem as this library is judged on it: a library that declares TF32 dots turns dots=ieee

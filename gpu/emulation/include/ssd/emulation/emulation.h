@@ -34,6 +34,15 @@ enum class Flaw {
   last_element_unwritten, // the last element of the first output is never written (stays 0)
   group_index_modulo,     // head h reads group h % G instead of h / (H/G)
   padding_row_updates,    // recurrent: a padding row of state_batch_indices still updates slot 0
+  // Real prefill bugs (docs/contract.md names the upstream fix of each):
+  seq_exp_dropped,        // chunk_state with seq_idx: the weight min(dA[Q-1] - dA[k], 0), exp dropped (mamba #746)
+  padding_chunk_state,    // a chunk ending in padding still builds a state from its padding tokens (mamba #792, TileOPs #1512)
+  state_passing_inclusive,  // state_passing's out[c] is the state after chunk c, not before (TileOPs #1118)
+  dt_limit_floor,         // dt' clamped below at 1e-3 where the limit says 0 (transformers #48989)
+  init_decay_from_chunk_start,  // packed batch: a sequence starting inside a chunk decays its initial state from the chunk start (vLLM #23279)
+  init_decay_step_short,  // packed batch: the initial state reaches tokens with one decay step too few (vLLM #21783)
+  single_sequence_init_dropped,  // packed batch of one sequence: its initial state is dropped (vLLM #22034)
+  has_initial_states_ignored,    // packed batch: a sequence without an initial state starts from its stale row (vLLM #14857)
 };
 
 std::string_view flaw_name(Flaw f);
@@ -42,7 +51,10 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::all_bf16,          Flaw::no_softplus,           Flaw::bias_after_softplus,   Flaw::no_dt_clamp,
     Flaw::diagonal_dropped,  Flaw::superdiagonal_added,   Flaw::b_c_swapped,           Flaw::decay_from_chunk_start,
     Flaw::seq_boundary_late, Flaw::initial_states_ignored, Flaw::states_rounded_bf16,   Flaw::last_element_unwritten,
-    Flaw::group_index_modulo, Flaw::padding_row_updates};
+    Flaw::group_index_modulo, Flaw::padding_row_updates,
+    Flaw::seq_exp_dropped,   Flaw::padding_chunk_state,   Flaw::state_passing_inclusive, Flaw::dt_limit_floor,
+    Flaw::init_decay_from_chunk_start, Flaw::init_decay_step_short, Flaw::single_sequence_init_dropped,
+    Flaw::has_initial_states_ignored};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
