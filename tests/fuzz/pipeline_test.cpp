@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "planted_cases.h"
 #include "ssd/harness/case_checker.h"
 
 namespace {
@@ -15,16 +16,7 @@ namespace {
 using ssd::CaseJudgement;
 using ssd::Verdict;
 
-ssd::KernelLibrary planted(const std::string& flaw) {
-  return ssd::KernelLibrary::open(std::string(SSD_PLANTED_DIR) + "/libssd-planted-" + flaw + ".so");
-}
-
-// The planted libraries misbehave in chunk_cumsum only; the other ops are the honest emulation's.
-const ssd::Problem kCumsum = ssd::parse_problem("chunk_cumsum:f32 b2 s37 h3 q16 seed=48");
-const ssd::Problem kState = ssd::parse_problem("chunk_state:f32 b2 s37 h4 p4 g2 n8 q16 seed=108");
-const ssd::Problem kCoupling = ssd::parse_problem("chunk_coupling:f32 b2 s37 g2 n8 q16 seed=80");
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using namespace planted_cases;  // the planted libraries misbehave in chunk_cumsum only
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
