@@ -163,13 +163,13 @@ CampaignSummary summarize(const CampaignResult& r) {
 
 namespace {
 
-// One case: checked, tallied, and when it fails shrunk (by `shrink`) and dumped.
+// One case: checked, tallied, and when it fails shrunk (by `shrink`) and dumped. `next` (the case
+// after it, when known) has its call queued in the worker behind this one's.
 void run_case(CaseChecker& checker, const CampaignOptions& o, const Problem& given, CampaignResult& result,
-              const std::function<Problem()>& shrink) {
+              const std::function<Problem()>& shrink, const Problem* next) {
   const Problem p = checker.library().as_declared(given);  // what the case is judged as, and its repro
-  const auto case_start = Clock::now();
-  const CaseJudgement j = checker.check(p);
-  const double seconds = since(case_start);
+  const CaseJudgement j = checker.check(p, next);
+  const double seconds = checker.last_case_seconds();
   result.tallies[p.op].record(j, seconds);
   result.by_dtype[{p.op, p.dtype}].record(j, seconds);
   if (!is_failure(j.verdict)) return;
@@ -211,9 +211,11 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       if (out_of_time(done)) break;
       const Problem& p = o.problems[i];
       ++done;
+      const std::size_t after = i + static_cast<std::size_t>(o.shards);
+      const Problem* next = after < o.problems.size() && !(o.cases && done >= *o.cases) ? &o.problems[after] : nullptr;
       run_case(checker, o, p, result, [&] {
         return shrink_problem(p, [&](const Problem& c) { return fails(checker, c); }, o.shrink_seconds);
-      });
+      }, next);
       result.seconds = since(start);
       if (progress) progress(result, result.seconds);
     }
@@ -225,22 +227,34 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
   // Each op stops at its own max_failures; the others keep their turns until time or cases run out.
   const int per_op_limit = std::max(1, o.max_failures);
   std::map<Op, int> failures_of;
-  std::int64_t done = 0;
-  for (std::int64_t k = o.shard;; k += o.shards) {
-    if (out_of_time(done)) break;
-    const Op op = result.ops[static_cast<std::size_t>((k / o.shards) % static_cast<std::int64_t>(result.ops.size()))];
-    if (failures_of[op] >= per_op_limit) {
+  auto op_of = [&](std::int64_t k) {
+    return result.ops[static_cast<std::size_t>((k / o.shards) % static_cast<std::int64_t>(result.ops.size()))];
+  };
+  // The first case from index k on whose op has not stopped (none when every op has): an op's
+  // turn passes when it stops, but the case index stays with the op, so shards stay disjoint.
+  auto draw = [&](std::int64_t k) -> std::optional<std::pair<std::int64_t, Problem>> {
+    for (;; k += o.shards) {
+      if (failures_of[op_of(k)] < per_op_limit) return std::pair{k, campaign_problem(op_of(k), o, k)};
       bool all_stopped = true;
       for (Op other : result.ops) all_stopped = all_stopped && failures_of[other] >= per_op_limit;
-      if (all_stopped) break;
-      continue;  // its turn passes; the case index stays with the op, so shards stay disjoint
+      if (all_stopped) return std::nullopt;
     }
+  };
+  // The next case is drawn before this one is checked, so that its call waits in the worker.
+  std::int64_t done = 0;
+  for (auto current = draw(o.shard); current && !out_of_time(done);) {
+    const auto& [k, p] = *current;
+    const Op op = p.op;
     ++done;
+    const auto next = o.cases && done >= *o.cases ? std::nullopt : draw(k + o.shards);
     const std::size_t before = result.failures.size();
-    run_case(checker, o, campaign_problem(op, o, k), result, [&] { return shrink_failure(checker, op, o, k); });
+    run_case(checker, o, p, result, [&] { return shrink_failure(checker, op, o, k); }, next ? &next->second : nullptr);
     failures_of[op] += static_cast<int>(result.failures.size() - before);
     result.seconds = since(start);
     if (progress) progress(result, result.seconds);
+    // A case drawn for an op that this one's failure stopped is not run: its call is dropped.
+    if (next && failures_of[next->second.op] >= per_op_limit) current = draw(next->first + o.shards);
+    else current = next;
   }
   result.seconds = since(start);
   return result;

@@ -62,6 +62,44 @@ TEST(Campaign, NothingTestedExitsThree) {
   EXPECT_EQ(ssd::summarize(ssd::run_campaign(library, o)).exit_status, 0);  // chunk_cumsum ran; recurrent is listed apart
 }
 
+// Cases run with the next one's call queued in the worker: a campaign counts exactly what it
+// counts with the kernel in process.
+TEST(Campaign, IsolatedTalliesEqualInProcessTallies) {
+  const auto library = ssd::KernelLibrary::open("emulation");
+  ssd::CampaignOptions o = cases(240, 3);
+  const ssd::CampaignResult isolated = ssd::run_campaign(library, o);
+  o.check.isolation = ssd::Isolation::none;
+  const ssd::CampaignResult in_process = ssd::run_campaign(library, o);
+  for (Op op : ssd::kAllOps) {
+    const ssd::OpTally &a = isolated.tallies.at(op), &b = in_process.tallies.at(op);
+    EXPECT_EQ(a.cases, b.cases) << ssd::op_name(op);
+    EXPECT_EQ(a.passed, b.passed) << ssd::op_name(op);
+    EXPECT_EQ(a.invalid, b.invalid) << ssd::op_name(op);
+    EXPECT_EQ(a.max_r, b.max_r) << ssd::op_name(op);
+    EXPECT_EQ(a.r_decades, b.r_decades) << ssd::op_name(op);
+  }
+}
+
+// The planted segv crashes every chunk_cumsum call and nothing else. Ops alternate, so each crash
+// happens with a chunk_state case queued behind it: every crash is chunk_cumsum's, and every
+// chunk_state case passes.
+TEST(Campaign, CrashesAreChargedToTheCaseThatCrashed) {
+  const auto library = ssd::KernelLibrary::open(std::string(SSD_PLANTED_DIR) + "/libssd-planted-segv.so");
+  ssd::CampaignOptions o = cases(30, 2);
+  o.ops = {Op::chunk_cumsum, Op::chunk_state};
+  o.max_failures = 1000;
+  o.shrink_seconds = 0;
+  const ssd::CampaignResult r = ssd::run_campaign(library, o);
+  const ssd::OpTally &cumsum = r.tallies.at(Op::chunk_cumsum), &state = r.tallies.at(Op::chunk_state);
+  EXPECT_EQ(cumsum.cases, 15);
+  EXPECT_EQ(cumsum.crashed, cumsum.cases - cumsum.invalid);
+  EXPECT_EQ(state.cases, 15);
+  EXPECT_EQ(state.crashed, 0);
+  EXPECT_EQ(state.failed, 0);
+  EXPECT_GT(state.passed, 0);
+  for (const auto& f : r.failures) EXPECT_EQ(f.original.op, Op::chunk_cumsum) << ssd::to_string(f.original);
+}
+
 TEST(Campaign, ReplayRunsExactlyTheGivenProblems) {
   ssd::CampaignOptions o;
   o.problems = {ssd::parse_problem("chunk_state:bf16 b1 s2 h1 p1 g1 n1 q1 seq=0:1,-1 seed=0"),

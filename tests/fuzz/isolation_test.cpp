@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ssd/harness/case_checker.h"
+#include "planted_cases.h"
 #include "ssd/reference/errors.h"
 
 namespace ssd {
@@ -21,20 +22,7 @@ namespace {
 using ssd::CaseJudgement;
 using ssd::Verdict;
 
-ssd::KernelLibrary planted(const std::string& flaw) {
-  return ssd::KernelLibrary::open(std::string(SSD_PLANTED_DIR) + "/libssd-planted-" + flaw + ".so");
-}
-
-// S = 37 is not a multiple of Q = 16: the last chunk has a padded tail.
-const ssd::Problem kCumsum = ssd::parse_problem("chunk_cumsum:f32 b2 s37 h3 q16 seed=48");
-const ssd::Problem kCumsumWhole = ssd::parse_problem("chunk_cumsum:f32 b2 s32 h3 q16 seed=48");
-const ssd::Problem kCausal = ssd::parse_problem("chunk_coupling:f32 b2 s37 g2 n8 q16 +causal seed=81");
-const ssd::Problem kCoupling = ssd::parse_problem("chunk_coupling:f32 b2 s37 g2 n8 q16 seed=80");
-const ssd::Problem kState = ssd::parse_problem("chunk_state:f32 b2 s37 h4 p4 g2 n8 q16 seed=108");
-const ssd::Problem kPassing = ssd::parse_problem("state_passing:f32 b2 s37 q16 h4 d8 seed=130");
-const ssd::Problem kPassingBf16 = ssd::parse_problem("state_passing:bf16 b2 s37 q16 h4 d8 seed=130");
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using namespace planted_cases;
 
 CaseJudgement check(const ssd::KernelLibrary& library, const ssd::Problem& p, ssd::Isolation isolation) {
   return ssd::CaseChecker(library, {isolation, std::nullopt}).check(p);

@@ -1,6 +1,10 @@
 // Checking cases with the kernel call in a worker process or in this one.
 #include "ssd/harness/case_checker.h"
 
+#include <chrono>
+#include <deque>
+#include <exception>
+
 #include "ssd/harness/judge_call.h"
 #include "ssd/reference/errors.h"
 #include "ssd/reference/truth.h"
@@ -8,29 +12,27 @@
 
 namespace ssd {
 
+struct CaseChecker::Queued {
+  Problem problem;                       // as declared
+  InputSet inputs;
+  std::optional<std::string> invalid;    // outside the contract: why
+  std::optional<CaseJudgement> settled;  // no call to make: SKIPPED, or INVALID with no tensors to hand over
+  double seconds = 0;                    // spent building and sending it
+};
+
 struct CaseChecker::Worker {
   explicit Worker(std::string file) : process(std::move(file)) {}
   WorkerProcess process;
-};
-
-// One call in flight: a worker is handed the case as soon as its inputs exist and calls the
-// kernel while this process computes the oracle and bounds; in process, the call is made when the
-// call is finished.
-struct CaseChecker::Call {
-  CaseChecker& checker;
-  const Problem& problem;
-  const InputSet& inputs;
-
-  Call(CaseChecker& c, const Problem& p, const InputSet& in) : checker(c), problem(p), inputs(in) {
-    if (checker.worker_) checker.worker_->process.send(wire::Request{0, to_string(p), encode_inputs(inputs)});
-  }
-  WorkerProcess::Outcome finish() {
-    if (!checker.worker_) return {record_call(checker.library_, problem, inputs, checker.pool_.get()), {}};
-    return checker.worker_->process.receive(checker.options_.case_timeout.value_or(default_case_timeout(problem)));
-  }
+  // Oldest first. Those with a call have it in the process's queue, in the same order, so each
+  // reply and each death belongs to the first of them.
+  std::deque<Queued> queued;
 };
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 CaseJudgement death_judgement(const Problem& p, const WorkerDeath& death) {
   CaseJudgement j;
@@ -79,40 +81,129 @@ CaseChecker::~CaseChecker() = default;
 
 int CaseChecker::worker_starts() const { return worker_ ? worker_->process.starts() : 0; }
 
-CaseJudgement CaseChecker::check(const Problem& given) {
-  const Problem p = library_.as_declared(given);  // a library that declares TF32 dots is judged so
-  CaseJudgement j;
-  j.problem = to_string(p);
+CaseChecker::Queued CaseChecker::prepare(const Problem& p) const {
+  Queued q;
+  q.problem = p;
   if (auto why = library_.cannot_run(p)) {
-    j.verdict = Verdict::skipped;
-    j.message = *why;
-    return j;
+    q.settled = CaseJudgement{};
+    q.settled->problem = to_string(p);
+    q.settled->verdict = Verdict::skipped;
+    q.settled->message = *why;
+    return q;
   }
   if (auto why = invalid_reason(p)) {
     // Outside the contract: the kernel must reject it. When its tensors cannot even be built
     // (e.g. a negative size) there is nothing to hand the kernel, and the case is INVALID as is.
-    InputSet inputs;
+    q.invalid = *why;
     try {
-      inputs = make_inputs_unchecked(p);
+      q.inputs = make_inputs_unchecked(p);
       output_shapes(p);
     } catch (const std::exception&) {
-      j.verdict = Verdict::invalid;
-      j.message = *why;
-      return j;
+      q.settled = CaseJudgement{};
+      q.settled->problem = to_string(p);
+      q.settled->verdict = Verdict::invalid;
+      q.settled->message = *why;
     }
-    const WorkerProcess::Outcome outcome = Call(*this, p, inputs).finish();
-    return outcome.record ? judge_invalid_call(p, *why, *outcome.record) : death_judgement(p, outcome.death);
+    return q;
   }
-  const InputSet inputs = make_inputs(p);
-  Call call(*this, p, inputs);
-  const Truth truth = compute_truth(p, inputs);
-  const WorkerProcess::Outcome outcome = call.finish();
-  return outcome.record ? judge_valid_call(p, truth, *outcome.record) : death_judgement(p, outcome.death);
+  q.inputs = make_inputs(p);
+  return q;
+}
+
+void CaseChecker::enqueue(const Problem& p) {
+  const auto start = Clock::now();
+  Queued q = prepare(p);
+  if (!q.settled)
+    worker_->process.send(wire::Request{0, to_string(p), encode_inputs(q.inputs)},
+                          options_.case_timeout.value_or(default_case_timeout(p)));
+  q.seconds = since(start);
+  worker_->queued.push_back(std::move(q));
+}
+
+void CaseChecker::drop_queued() {
+  if (!worker_) return;
+  for (const Queued& q : worker_->queued) {
+    if (q.settled) continue;
+    try {
+      worker_->process.receive();  // waited out, so that its end is not taken for the next call's
+    } catch (const std::exception&) {
+      // A runner error on a call no one wants: the next call meets it again if it persists.
+    }
+  }
+  worker_->queued.clear();
+}
+
+CaseJudgement CaseChecker::judge(Queued& q) {
+  if (q.settled) return *q.settled;
+  auto finish = [&] {
+    return worker_ ? worker_->process.receive()
+                   : WorkerProcess::Outcome{record_call(library_, q.problem, q.inputs, pool_.get()), {}};
+  };
+  const Problem& p = q.problem;
+  if (q.invalid) {
+    const WorkerProcess::Outcome outcome = finish();
+    return outcome.record ? judge_invalid_call(p, *q.invalid, *outcome.record) : death_judgement(p, outcome.death);
+  }
+  // The oracle runs while the worker calls the kernel. Should it throw, the call's outcome is
+  // still taken, so that the next reply goes to the next case.
+  std::optional<Truth> truth;
+  std::exception_ptr failure;
+  try {
+    truth = compute_truth(p, q.inputs);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  if (failure && !worker_) std::rethrow_exception(failure);
+  const WorkerProcess::Outcome outcome = finish();
+  if (failure) std::rethrow_exception(failure);
+  return outcome.record ? judge_valid_call(p, *truth, *outcome.record) : death_judgement(p, outcome.death);
+}
+
+CaseJudgement CaseChecker::check(const Problem& given, const Problem* next) {
+  const auto start = Clock::now();
+  const Problem p = library_.as_declared(given);  // a library that declares TF32 dots is judged so
+  if (!worker_) {
+    Queued q = prepare(p);
+    const CaseJudgement j = judge(q);
+    last_case_seconds_ = since(start);
+    return j;
+  }
+  std::deque<Queued>& queued = worker_->queued;
+  double earlier = 0;  // this case's share spent by the check that queued it
+  if (queued.empty() || !(queued.front().problem == p)) {
+    drop_queued();
+    enqueue(p);
+    queued.front().seconds = 0;  // counted in this check's own time
+  } else {
+    earlier = queued.front().seconds;
+  }
+  double lookahead = 0;
+  if (next != nullptr && queued.size() == 1) {
+    try {
+      enqueue(library_.as_declared(*next));
+      lookahead = queued.back().seconds;
+    } catch (const std::exception&) {
+      // Not queued: checked on its own turn, where the same error is reported for it.
+    }
+  }
+  Queued q = std::move(queued.front());
+  queued.pop_front();
+  const CaseJudgement j = judge(q);
+  last_case_seconds_ = since(start) - lookahead + earlier;
+  return j;
 }
 
 KernelRun CaseChecker::run(const Problem& p) {
+  drop_queued();
   const InputSet inputs = make_inputs(p);
-  const WorkerProcess::Outcome outcome = Call(*this, p, inputs).finish();
+  WorkerProcess::Outcome outcome;
+  if (worker_) {
+    worker_->process.send(wire::Request{0, to_string(p), encode_inputs(inputs)},
+                          options_.case_timeout.value_or(default_case_timeout(p)));
+    outcome = worker_->process.receive();
+  } else {
+    outcome.record = record_call(library_, p, inputs, pool_.get());
+  }
   KernelRun run;
   if (!outcome.record) {
     run.status = CallStatus::error;

@@ -110,8 +110,9 @@ class Reader {
 
 // Writes every byte, retrying on EINTR and short transfers. The runner's end is
 // non-blocking: a read tries first and waits in poll (with the deadline) only when nothing is
-// there, which spares a system call per message when the worker has already answered.
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
+// there, which spares a system call per message when the worker has already answered. While
+// there is no room, what the peer sends goes into `incoming` (when given).
+bool write_all(int fd, const std::uint8_t* p, std::size_t n, FrameReader* incoming) {
   while (n > 0) {
     const ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
     if (k > 0) {
@@ -121,8 +122,9 @@ bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
     }
     if (k < 0 && errno == EINTR) continue;
     if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{fd, POLLOUT, 0};
+      pollfd pfd{fd, static_cast<short>(POLLOUT | (incoming ? POLLIN : 0)), 0};
       poll(&pfd, 1, -1);
+      if (incoming && (pfd.revents & POLLIN) && !incoming->drain()) return false;
       continue;
     }
     return false;
@@ -201,7 +203,9 @@ Reply decode_reply(const std::vector<std::uint8_t>& payload) {
   return m;
 }
 
-bool write_frame(int fd, const std::vector<std::uint8_t>& frame) { return write_all(fd, frame.data(), frame.size()); }
+bool write_frame(int fd, const std::vector<std::uint8_t>& frame, FrameReader* incoming) {
+  return write_all(fd, frame.data(), frame.size(), incoming);
+}
 
 ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t>& payload) {
   for (;;) {
@@ -231,27 +235,46 @@ ReadOutcome FrameReader::read(std::int64_t deadline_ms, std::vector<std::uint8_t
       if (ready < 0) return ReadOutcome::eof;
       if (ready == 0) return ReadOutcome::timeout;
     }
-    const std::size_t frame = have >= sizeof n ? sizeof n + n : sizeof n;
-    const std::size_t room = std::max<std::size_t>(std::size_t{1} << 16, frame - have);
-    if (begin_ > 0) {
-      std::memmove(data_.get(), data_.get() + begin_, have);
-      begin_ = 0;
-      end_ = have;
-    }
-    if (capacity_ < end_ + room) {
-      std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[end_ + room]);
-      if (end_ > 0) std::memcpy(grown.get(), data_.get(), end_);
-      data_ = std::move(grown);
-      capacity_ = end_ + room;
-    }
-    const ssize_t k = ::read(fd_, data_.get() + end_, capacity_ - end_);
-    if (k > 0) {
-      end_ += static_cast<std::size_t>(k);
-      tried_ = false;
-    }
-    if (k == 0) return ReadOutcome::eof;
-    if (k < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) return ReadOutcome::eof;
+    if (pull() == Pull::eof) return ReadOutcome::eof;
   }
+}
+
+bool FrameReader::drain() {
+  for (;;) {
+    switch (pull()) {
+      case Pull::data: continue;
+      case Pull::none: return true;
+      case Pull::eof: return false;
+    }
+  }
+}
+
+FrameReader::Pull FrameReader::pull() {
+  const std::size_t have = end_ - begin_;
+  std::uint64_t n = 0;
+  if (have >= sizeof n) std::memcpy(&n, data_.get() + begin_, sizeof n);
+  const std::size_t frame = have >= sizeof n ? sizeof n + n : sizeof n;
+  const std::size_t room = std::max<std::size_t>(std::size_t{1} << 16, frame > have ? frame - have : 0);
+  if (begin_ > 0) {
+    std::memmove(data_.get(), data_.get() + begin_, have);
+    begin_ = 0;
+    end_ = have;
+  }
+  if (capacity_ < end_ + room) {
+    std::unique_ptr<std::uint8_t[]> grown(new std::uint8_t[end_ + room]);
+    if (end_ > 0) std::memcpy(grown.get(), data_.get(), end_);
+    data_ = std::move(grown);
+    capacity_ = end_ + room;
+  }
+  const ssize_t k = ::read(fd_, data_.get() + end_, capacity_ - end_);
+  if (k > 0) {
+    end_ += static_cast<std::size_t>(k);
+    tried_ = false;
+    return Pull::data;
+  }
+  if (k == 0) return Pull::eof;
+  if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) return Pull::eof;
+  return Pull::none;
 }
 
 }  // namespace ssd::wire

@@ -42,8 +42,12 @@ Hello decode_hello(const std::vector<std::uint8_t>& payload);
 Request decode_request(const std::vector<std::uint8_t>& payload);
 Reply decode_reply(const std::vector<std::uint8_t>& payload);
 
-// Writes one frame; false when the peer is gone. Never raises SIGPIPE.
-bool write_frame(int fd, const std::vector<std::uint8_t>& frame);
+class FrameReader;
+// Writes one frame; false when the peer is gone. Never raises SIGPIPE. With `incoming` (the reader
+// of the same non-blocking connection), whatever the peer sends while this waits for room is
+// taken into it: a runner queueing a request while the worker writes a large reply would
+// otherwise wait on the worker while the worker waits on it.
+bool write_frame(int fd, const std::vector<std::uint8_t>& frame, FrameReader* incoming = nullptr);
 // Reads frames from one connection. It reads whatever has arrived in one system call and keeps
 // the rest for the next frame: a case costs each side a single read, not one per header and body.
 enum class ReadOutcome { frame, eof, timeout };
@@ -54,8 +58,13 @@ class FrameReader {
   // limit needs a non-blocking descriptor). Outcome: a payload, the peer closed (eof), or the
   // time ran out.
   ReadOutcome read(std::int64_t deadline_ms, std::vector<std::uint8_t>& payload);
+  // Takes in whatever has arrived, without waiting (a non-blocking descriptor); false once the
+  // peer has closed. read() returns it frame by frame.
+  bool drain();
 
  private:
+  enum class Pull { data, none, eof };
+  Pull pull();  // one read(2) into the buffer, room made for the frame under way
   int fd_;
   // Unread bytes are data_[begin_, end_). Not a vector: growing one zero-fills it, and that
   // showed up in every case's profile.

@@ -1,8 +1,9 @@
 // Checking cases one after another against one kernel library, with the kernel calls isolated in
 // a worker process (the default) or made in this process. In a worker, a kernel that crashes,
 // calls exit, hangs, or leaves a device error behind costs its case a verdict (CRASHED, TIMEOUT,
-// FAILED) and the worker a restart, never the campaign. The worker rebuilds each case's inputs
-// from its problem string while this process computes the oracle and bounds.
+// FAILED) and the worker a restart, never the campaign. The worker calls the kernel while this
+// process computes the oracle and bounds; told which case comes next, the checker queues that
+// call too, so the worker goes on to it while this process judges the last one.
 #pragma once
 #include <memory>
 #include <optional>
@@ -37,23 +38,35 @@ class CaseChecker {
   CaseChecker(const CaseChecker&) = delete;
   CaseChecker& operator=(const CaseChecker&) = delete;
 
-  // The verdict on one case (as ssd::check_case, plus CRASHED and TIMEOUT).
-  CaseJudgement check(const Problem& problem);
+  // The verdict on one case (as ssd::check_case, plus CRASHED and TIMEOUT). `next`, when given,
+  // is the case the caller will check after this one: in a worker its call is queued behind this
+  // one's now. A later check of another case first waits out and drops the queued call (its
+  // outcome, a crash or a hang included, is charged to nobody).
+  CaseJudgement check(const Problem& problem, const Problem* next = nullptr);
   // The kernel's outputs on a valid case (what a dumped case file stores); a call that did not
   // return has status error and the death in the message.
   KernelRun run(const Problem& problem);
+
+  // Seconds the last check spent on its own case: the building and sending of its call when an
+  // earlier check queued it included, the queueing of `next` left out (it is the next case's).
+  double last_case_seconds() const { return last_case_seconds_; }
 
   const CheckOptions& options() const { return options_; }
   const KernelLibrary& library() const { return library_; }
   int worker_starts() const;  // worker processes started so far (0 in process)
 
  private:
-  struct Call;  // one call in flight, in a worker or in process
+  struct Queued;  // a case with its inputs built, and its call on its way to a worker
+  Queued prepare(const Problem& declared) const;
+  void enqueue(const Problem& declared);
+  CaseJudgement judge(Queued& queued);
+  void drop_queued();
   const KernelLibrary& library_;
   CheckOptions options_;
   std::unique_ptr<MemoryPool> pool_;   // in process: buffers reused across cases
   struct Worker;
-  std::unique_ptr<Worker> worker_;     // isolated
+  std::unique_ptr<Worker> worker_;     // isolated: the process and the cases queued for it
+  double last_case_seconds_ = 0;
 };
 
 }  // namespace ssd
