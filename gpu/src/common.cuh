@@ -126,6 +126,9 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
 // Mamba2Fwd's chunk_scan with the coupling inside: p.cb is not read; cb[i,k] = C_i . B_k, masked
 // with p.seq_idx, is computed per tile from C and B [Bt,S,G,N].
 bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream);
+// MambaDiscretizeSegsum with 16-bit B and C (arguments already checked): tensor-core Gram tiles and
+// 16-byte stores; false where its shape or alignment conditions do not hold.
+bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream);
 #endif
 
 // ---- ABI entry points (table.cu collects them) -------------------------------------------------

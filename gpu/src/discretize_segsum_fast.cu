@@ -1,0 +1,252 @@
+// MambaDiscretizeSegsum for 16-bit B and C: one block per 16 x 64 (i, j) tile of a (batch, chunk)
+// with every head, so it owns whole 16-byte runs of L (j fastest) and of G and M (h fastest). The
+// Gram tile runs on tensor cores; the per-head cumsum is computed once per block in shared memory,
+// and L = exp(cumsum_i - cumsum_j) (the bounds admit a difference of cumsums). The kernel writes
+// ~6 MB per chunk and reads ~0.3 MB, so everything serves the stores: streaming 16-byte stores,
+// L staged in shared memory as bf16 (M needs the unrounded value in the thread that has h fastest).
+#include "common.cuh"
+#include "mma.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+constexpr int kTI = 16;               // rows i per block: one m16 tile
+constexpr int kTJ = 64;               // columns j per block: one 128-byte run of an L row
+constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
+constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
+constexpr int64_t kMaxN = 256;        // B and C rows of the tile stay in shared memory whole
+
+struct FastParams {
+  In dt, A_log;
+  const void* B;  // [b,c,Q,g,n], f16 or bf16 (the template type)
+  const void* C;
+  __nv_bfloat16* L;
+  __nv_bfloat16* G;
+  __nv_bfloat16* M;
+  float* A_cumsum;
+  float* decay;
+  int chunks, chunk, heads, groups, dstate;
+  int row_tiles, col_tiles;
+};
+
+// Shared-memory plan (bytes), the same on host and device.
+struct Layout {
+  int ldk;                  // 16-bit stride of the B / C rows (K padded to 16, plus 8 against conflicts)
+  size_t tiles, gram, cs, part, total;
+  __host__ __device__ Layout(int Q, int H, int G, int N) {
+    const int nk = (N + 15) / 16 * 16;
+    ldk = nk + 8;
+    const size_t operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;
+    const size_t staged_L = sizeof(__nv_bfloat16) * static_cast<size_t>(H) * kTI * kTJ;  // reuses the operands
+    tiles = operands > staged_L ? operands : staged_L;
+    gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
+    cs = sizeof(float) * static_cast<size_t>(Q) * H;
+    part = sizeof(float) * kThreads;
+    total = tiles + gram + cs + part;
+  }
+};
+
+// 16-byte copies of `rows` rows of one group's B or C into a [rows][ldk] tile; rows past Q and
+// columns past N are zero-filled.
+template <class T>
+__device__ __forceinline__ void copy_rows(T* dst, int ldk, const T* src, int64_t row0, int rows, int valid_rows,
+                                          int G, int N, int nk) {
+  const int vecs = nk / 8;
+  for (int e = static_cast<int>(threadIdx.x); e < rows * vecs; e += kThreads) {
+    const int r = e / vecs, col = (e - r * vecs) * 8;
+    const bool inside = r < valid_rows && col < N;
+    cp_async16(dst + r * ldk + col, inside ? src + ((row0 + r) * G) * N + col : src, inside);
+  }
+}
+
+// cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest. Thread (s, h) owns the
+// fixed segment s of Q / (kThreads / H) tokens, so every block sums in the same order and its
+// prefix agrees bit for bit with the block that writes A_cumsum.
+__device__ void chunk_cumsum_shared(const FastParams& p, int64_t bc, int lmax, float* cs, float* part) {
+  const int H = p.heads, Q = p.chunk, tid = static_cast<int>(threadIdx.x);
+  const int segs = kThreads / H, seg_len = (Q + segs - 1) / segs;
+  const int h = tid % H, s = tid / H;
+  const bool owner = s < segs;
+  const int lo = s * seg_len, hi = min(lmax, lo + seg_len);
+  float sum = 0.0f;
+  if (owner) {
+    const float A = -expf(load(p.A_log, h));  // softplus only: no bias, no clamp
+    for (int l = lo; l < hi; ++l) {
+      const float a = A * softplus_thr20(load(p.dt, (bc * Q + l) * H + h));
+      cs[l * H + h] = a;
+      sum += a;
+    }
+    part[s * H + h] = sum;
+  }
+  __syncthreads();
+  if (owner && lo < hi) {
+    float run = 0.0f;
+    for (int r = 0; r < s; ++r) run += part[r * H + h];
+    for (int l = lo; l < hi; ++l) {
+      run += cs[l * H + h];
+      cs[l * H + h] = run;
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastParams p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int Q = p.chunk, H = p.heads, G = p.groups, N = p.dstate;
+  const Layout lay(Q, H, G, N);
+  T* sC = reinterpret_cast<T*>(smem);
+  T* sB = sC + kTI * lay.ldk;
+  __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj], after the GEMMs
+  float* sGram = reinterpret_cast<float*>(smem + lay.tiles);   // [g][ii][kGramLd]
+  float* cs = reinterpret_cast<float*>(smem + lay.tiles + lay.gram);
+  float* part = reinterpret_cast<float*>(smem + lay.tiles + lay.gram + lay.cs);
+
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
+  int tile = static_cast<int>(blockIdx.x);
+  const int jt = tile % p.col_tiles;
+  tile /= p.col_tiles;
+  const int it = tile % p.row_tiles;
+  const int64_t bc = tile / p.row_tiles;  // b * NC + c
+  const int i0 = it * kTI, j0 = jt * kTJ;
+  const int rows = min(kTI, Q - i0), cols = min(kTJ, Q - j0);
+  const bool writes_vectors = it == 0 && jt == 0;  // A_cumsum and decay_states of the chunk
+  // L and M need the cumsum only where j < i <= i0 + rows - 1.
+  const int lmax = writes_vectors ? Q : i0 + rows;
+  const int nk = (N + 15) / 16 * 16;
+  const T* Cg = static_cast<const T*>(p.C) + bc * Q * G * N;
+  const T* Bg = static_cast<const T*>(p.B) + bc * Q * G * N;
+  const int heads_per_group = H / G;
+
+  for (int g = 0; g < G; ++g) {
+    if (g > 0) __syncthreads();  // the previous group's operands are consumed
+    copy_rows(sC, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, nk);
+    copy_rows(sB, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, nk);
+    cp_async_commit();
+    if (g == 0) chunk_cumsum_shared(p, bc, lmax, cs, part);  // overlaps the copies
+    cp_async_wait<0>();
+    __syncthreads();
+    if (warp < kGemmWarps) {
+      WarpTile<T, 16, 16> wt;
+      wt.zero();
+      wt.template run<true, true>(sC, lay.ldk, sB, lay.ldk, 0, warp * 16, 0, nk / 16);
+      float* gram = sGram + g * kTI * kGramLd;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = lane / 4 + half * 8, col = warp * 16 + nt * 8 + 2 * (lane % 4);
+          *reinterpret_cast<float2*>(gram + r * kGramLd + col) =
+              make_float2(wt.acc[0][nt][2 * half], wt.acc[0][nt][2 * half + 1]);
+        }
+    }
+  }
+  __syncthreads();  // Gram tiles and cumsum complete; the operand tiles are free for sL
+
+  if (writes_vectors) {
+    for (int e = tid; e < Q * H; e += kThreads) {
+      const int h = e / Q, l = e - h * Q;
+      const int64_t at = (((bc / p.chunks) * H + h) * p.chunks + bc % p.chunks) * Q + l;
+      p.A_cumsum[at] = cs[l * H + h];
+      p.decay[at] = expf(cs[(Q - 1) * H + h] - cs[l * H + h]);  // exactly 1 at l = Q-1
+    }
+  }
+
+  // G and M [b,c,i,j,h]: per row i a contiguous run of cols * H values; 8 heads of one j per vector.
+  const int row_vecs = cols * H / 8;
+  for (int v = tid; v < rows * row_vecs; v += kThreads) {
+    const int ii = v / row_vecs, f = (v - ii * row_vecs) * 8;
+    const int jj = f / H, h0 = f - jj * H;
+    const int i = i0 + ii, j = j0 + jj;
+    float gv[8], lv[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) gv[e] = sGram[((h0 + e) / heads_per_group * kTI + ii) * kGramLd + jj];
+    if (j < i) {
+      const float4* ci = reinterpret_cast<const float4*>(cs + i * H + h0);
+      const float4* cj = reinterpret_cast<const float4*>(cs + j * H + h0);
+      const float4 a0 = ci[0], a1 = ci[1], b0 = cj[0], b1 = cj[1];
+      const float di[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float dj[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+#pragma unroll
+      for (int e = 0; e < 8; ++e) lv[e] = expf(di[e] - dj[e]);  // <= 0: the cumsum never rises
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) lv[e] = j == i ? 1.0f : 0.0f;
+    }
+    float mv[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
+      sL[((h0 + e) * kTI + ii) * kTJ + jj] = __float2bfloat16_rn(lv[e]);
+    }
+    const int64_t at = ((bc * Q + i) * Q + j) * H + h0;
+    __stcs(reinterpret_cast<uint4*>(p.G + at), pack8<__nv_bfloat16>(gv));
+    __stcs(reinterpret_cast<uint4*>(p.M + at), pack8<__nv_bfloat16>(mv));
+  }
+  __syncthreads();
+
+  // L [b,h,c,i,j]: per (h, i) a run of cols values.
+  const int col_vecs = cols / 8;
+  const int64_t b = bc / p.chunks, c = bc % p.chunks;
+  for (int v = tid; v < H * rows * col_vecs; v += kThreads) {
+    const int hr = v / col_vecs, jv = v - hr * col_vecs;
+    const int h = hr / rows, ii = hr - h * rows;
+    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + ii) * kTJ + jv * 8);
+    const int64_t at = (((b * H + h) * p.chunks + c) * Q + i0 + ii) * Q + j0 + jv * 8;
+    __stcs(reinterpret_cast<uint4*>(p.L + at), val);
+  }
+}
+
+template <class T>
+void launch(const FastParams& p, size_t shared, unsigned blocks, cudaStream_t stream) {
+  if (shared > 48 * 1024)
+    cuda_check("discretize_segsum",
+               cudaFuncSetAttribute(discretize_segsum_fast_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared)),
+               "cudaFuncSetAttribute");
+  discretize_segsum_fast_kernel<T><<<blocks, kThreads, shared, stream>>>(p);
+  check_launch("discretize_segsum", "discretize_segsum_fast_kernel");
+}
+
+}  // namespace
+
+bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream) {
+  const int32_t dtype = a.B.dtype;
+  if (a.C.dtype != dtype || (dtype != SSD_DTYPE_F16 && dtype != SSD_DTYPE_BF16)) return false;
+  const int64_t Bt = a.B.shape[0], NC = a.B.shape[1], Q = a.B.shape[2], G = a.B.shape[3], N = a.B.shape[4];
+  const int64_t H = a.A_log.shape[0];
+  // 16-byte runs: N, Q and H multiples of 8 (so no vector straddles a row or a tensor edge).
+  if (N % 8 != 0 || N > kMaxN || Q % 8 != 0 || H % 8 != 0 || H > kThreads) return false;
+  for (const void* ptr : {a.B.data, a.C.data, a.L.data, a.G.data, a.M.data})
+    if (!aligned16(ptr)) return false;
+  const Layout lay(static_cast<int>(Q), static_cast<int>(H), static_cast<int>(G), static_cast<int>(N));
+  if (lay.total > 160 * 1024) return false;  // keep at least one block of every shape resident
+  const int64_t row_tiles = ceil_div(Q, kTI), col_tiles = ceil_div(Q, kTJ);
+  const int64_t blocks = Bt * NC * row_tiles * col_tiles;
+  if (blocks > 0x7fffffff || Bt * NC * Q * Q * H > (int64_t{1} << 62)) return false;
+
+  FastParams p{};
+  p.dt = in(a.dt);
+  p.A_log = in(a.A_log);
+  p.B = a.B.data;
+  p.C = a.C.data;
+  p.L = static_cast<__nv_bfloat16*>(a.L.data);
+  p.G = static_cast<__nv_bfloat16*>(a.G.data);
+  p.M = static_cast<__nv_bfloat16*>(a.M.data);
+  p.A_cumsum = static_cast<float*>(a.A_cumsum.data);
+  p.decay = static_cast<float*>(a.decay_states.data);
+  p.chunks = static_cast<int>(NC);
+  p.chunk = static_cast<int>(Q);
+  p.heads = static_cast<int>(H);
+  p.groups = static_cast<int>(G);
+  p.dstate = static_cast<int>(N);
+  p.row_tiles = static_cast<int>(row_tiles);
+  p.col_tiles = static_cast<int>(col_tiles);
+  if (blocks == 0) return true;
+  if (dtype == SSD_DTYPE_F16)
+    launch<__half>(p, lay.total, static_cast<unsigned>(blocks), stream);
+  else
+    launch<__nv_bfloat16>(p, lay.total, static_cast<unsigned>(blocks), stream);
+  return true;
+}
+
+}  // namespace ssd_gpu
