@@ -129,6 +129,9 @@ bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cud
 // MambaDiscretizeSegsum with 16-bit B and C (arguments already checked): tensor-core Gram tiles and
 // 16-byte stores; false where its shape or alignment conditions do not hold.
 bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream);
+// SSDRecurrentFwd with an f32 state and A (arguments already checked): 16-byte state rows, loads
+// ahead of the in-place stores; false where its dtype or alignment conditions do not hold.
+bool launch_recurrent_fast(const ssd_recurrent_args& a, cudaStream_t stream);
 #endif
 
 // ---- ABI entry points (table.cu collects them) -------------------------------------------------
