@@ -132,6 +132,10 @@ bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStre
 // SSDRecurrentFwd with an f32 state and A (arguments already checked): 16-byte state rows, loads
 // ahead of the in-place stores; false where its dtype or alignment conditions do not hold.
 bool launch_recurrent_fast(const ssd_recurrent_args& a, cudaStream_t stream);
+// Memory-bound stage kernels with coalesced or batched loads (launch_chunk_cumsum and
+// launch_state_passing try them first, so Mamba2Fwd runs them too).
+bool launch_chunk_cumsum_fast(const char* op, const CumsumParams& p, cudaStream_t stream);
+bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream);
 #endif
 
 // ---- ABI entry points (table.cu collects them) -------------------------------------------------
