@@ -158,8 +158,12 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
     const int jj = f / H, h0 = f - jj * H;
     const int i = i0 + ii, j = j0 + jj;
     float gv[8], lv[8];
+    int g = h0 / heads_per_group, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
 #pragma unroll
-    for (int e = 0; e < 8; ++e) gv[e] = sGram[((h0 + e) / heads_per_group * kTI + ii) * kGramLd + jj];
+    for (int e = 0; e < 8; ++e) {
+      gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
+      if (++in_group == heads_per_group) in_group = 0, ++g;
+    }
     if (j < i) {
       const float4* ci = reinterpret_cast<const float4*>(cs + i * H + h0);
       const float4* cj = reinterpret_cast<const float4*>(cs + j * H + h0);
