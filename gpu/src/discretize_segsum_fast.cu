@@ -32,8 +32,8 @@ struct FastParams {
 // Shared-memory plan (bytes), the same on host and device.
 struct Layout {
   int ldk;                  // 16-bit stride of the B / C rows (K padded to 16, plus 8 against conflicts)
-  size_t tiles, gram, cs, part, total;
-  __host__ __device__ Layout(int Q, int H, int G, int N) {
+  size_t tiles, gram, cs, part, raw, total;
+  __host__ __device__ Layout(int Q, int H, int G, int N, int dt_bytes) {
     const int nk = (N + 15) / 16 * 16;
     ldk = nk + 8;
     const size_t operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;
@@ -41,8 +41,9 @@ struct Layout {
     tiles = operands > staged_L ? operands : staged_L;
     gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
     cs = sizeof(float) * static_cast<size_t>(Q) * H;
-    part = sizeof(float) * kThreads;
-    total = tiles + gram + cs + part;
+    part = sizeof(float) * (kThreads + H);  // segment sums, then -exp(A_log) per head
+    raw = static_cast<size_t>(dt_bytes) * Q * H;  // the chunk's dt as stored
+    total = tiles + gram + cs + part + raw;
   }
 };
 
@@ -59,23 +60,31 @@ __device__ __forceinline__ void copy_rows(T* dst, int ldk, const T* src, int64_t
   }
 }
 
-// cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest. Thread (s, h) owns the
-// fixed segment s of Q / (kThreads / H) tokens, so every block sums in the same order and its
-// prefix agrees bit for bit with the block that writes A_cumsum.
-__device__ void chunk_cumsum_shared(const FastParams& p, int64_t bc, int lmax, float* cs, float* part) {
+// The raw dt of the chunk's first lmax tokens (token-major, every head) by 16-byte copies, so the
+// cumsum waits for one round trip instead of one per token.
+__device__ __forceinline__ void copy_dt(unsigned char* raw, const FastParams& p, int64_t bc, int lmax, int dt_bytes) {
+  const int64_t row = static_cast<int64_t>(p.chunk) * p.heads * dt_bytes;  // bytes per (b, c)
+  const unsigned char* src = static_cast<const unsigned char*>(p.dt.p) + bc * row;
+  const int vecs = lmax * p.heads * dt_bytes / 16;  // H % 8 == 0: whole vectors
+  for (int e = static_cast<int>(threadIdx.x); e < vecs; e += kThreads) cp_async16(raw + 16 * e, src + 16 * e, true);
+}
+
+// cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest, from the raw dt tile.
+// Thread (s, h) owns the fixed segment s of Q / (kThreads / H) tokens, so every block sums in the
+// same order and its prefix agrees bit for bit with the block that writes A_cumsum.
+__device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* raw, int lmax, float* cs, float* part) {
   const int H = p.heads, Q = p.chunk, tid = static_cast<int>(threadIdx.x);
+  const float* A = part + kThreads;
+  const In dt{raw, p.dt.dtype};
+  for (int e = tid; e < lmax * H; e += kThreads) cs[e] = A[e % H] * softplus_thr20(load(dt, e));  // no bias, no clamp
+  __syncthreads();
   const int segs = kThreads / H, seg_len = (Q + segs - 1) / segs;
   const int h = tid % H, s = tid / H;
   const bool owner = s < segs;
   const int lo = s * seg_len, hi = min(lmax, lo + seg_len);
-  float sum = 0.0f;
   if (owner) {
-    const float A = -expf(load(p.A_log, h));  // softplus only: no bias, no clamp
-    for (int l = lo; l < hi; ++l) {
-      const float a = A * softplus_thr20(load(p.dt, (bc * Q + l) * H + h));
-      cs[l * H + h] = a;
-      sum += a;
-    }
+    float sum = 0.0f;
+    for (int l = lo; l < hi; ++l) sum += cs[l * H + h];
     part[s * H + h] = sum;
   }
   __syncthreads();
@@ -93,13 +102,15 @@ template <class T>
 __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastParams p) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int Q = p.chunk, H = p.heads, G = p.groups, N = p.dstate;
-  const Layout lay(Q, H, G, N);
+  const int dt_bytes = p.dt.dtype == SSD_DTYPE_F32 ? 4 : 2;
+  const Layout lay(Q, H, G, N, dt_bytes);
   T* sC = reinterpret_cast<T*>(smem);
   T* sB = sC + kTI * lay.ldk;
   __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj], after the GEMMs
   float* sGram = reinterpret_cast<float*>(smem + lay.tiles);   // [g][ii][kGramLd]
   float* cs = reinterpret_cast<float*>(smem + lay.tiles + lay.gram);
   float* part = reinterpret_cast<float*>(smem + lay.tiles + lay.gram + lay.cs);
+  unsigned char* raw = smem + lay.tiles + lay.gram + lay.cs + lay.part;
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   int tile = static_cast<int>(blockIdx.x);
@@ -121,8 +132,9 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
     if (g > 0) __syncthreads();  // the previous group's operands are consumed
     copy_rows(sC, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, nk);
     copy_rows(sB, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, nk);
+    if (g == 0) copy_dt(raw, p, bc, lmax, dt_bytes);
     cp_async_commit();
-    if (g == 0) chunk_cumsum_shared(p, bc, lmax, cs, part);  // overlaps the copies
+    if (g == 0 && tid < H) part[kThreads + tid] = -expf(load(p.A_log, tid));  // overlaps the copies
     cp_async_wait<0>();
     __syncthreads();
     if (warp < kGemmWarps) {
@@ -139,6 +151,7 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
               make_float2(wt.acc[0][nt][2 * half], wt.acc[0][nt][2 * half + 1]);
         }
     }
+    if (g == 0) chunk_cumsum_shared(p, raw, lmax, cs, part);
   }
   __syncthreads();  // Gram tiles and cumsum complete; the operand tiles are free for sL
 
@@ -222,7 +235,9 @@ bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStre
   if (N % 8 != 0 || N > kMaxN || Q % 8 != 0 || H % 8 != 0 || H > kThreads) return false;
   for (const void* ptr : {a.B.data, a.C.data, a.L.data, a.G.data, a.M.data})
     if (!aligned16(ptr)) return false;
-  const Layout lay(static_cast<int>(Q), static_cast<int>(H), static_cast<int>(G), static_cast<int>(N));
+  if (!aligned16(a.dt.data)) return false;
+  const Layout lay(static_cast<int>(Q), static_cast<int>(H), static_cast<int>(G), static_cast<int>(N),
+                   a.dt.dtype == SSD_DTYPE_F32 ? 4 : 2);
   if (lay.total > 160 * 1024) return false;  // keep at least one block of every shape resident
   const int64_t row_tiles = ceil_div(Q, kTI), col_tiles = ceil_div(Q, kTJ);
   const int64_t blocks = Bt * NC * row_tiles * col_tiles;

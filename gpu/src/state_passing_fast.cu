@@ -1,13 +1,14 @@
 // SSDStatePassingFwd with the chunk loads issued ahead: the same scan, thread per state element and
-// arithmetic as the fp32 kernel (bit-identical results), but each thread loads the states of 32
-// chunks before it stores the first of them. In the fp32 kernel every load waits for the previous
+// arithmetic as the fp32 kernel (bit-identical results), but each thread loads the states of up to
+// 32 chunks before it stores the first of them. In the fp32 kernel every load waits for the previous
 // chunk's store (they may alias), so a chain of NC chunks costs NC round trips to memory.
+#include <type_traits>
+
 #include "common.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-constexpr int kAhead = 32;  // chunk loads in flight per thread
 
 // The states' storage type is a template argument: 32 loads with a dtype switch each would not fit
 // in registers.
@@ -15,7 +16,9 @@ __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-template <class T>
+// kAhead: chunk loads in flight per thread, no more than the chunks there are (registers cost
+// occupancy, which the short scans of Mamba2Fwd's stage need more than depth).
+template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassingParams p) {
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
@@ -64,6 +67,17 @@ __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassi
   if (active && p.final_states != nullptr) p.final_states[bh * D + d] = M;
 }
 
+template <class T>
+void launch(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+  constexpr int kMid = std::is_same<T, float>::value ? 32 : 16;  // the f32 16-deep build spills
+  if (p.chunks <= 8)
+    state_passing_fast_kernel<T, 8><<<grid, kThreads, 0, stream>>>(p);
+  else if (p.chunks <= kMid)
+    state_passing_fast_kernel<T, kMid><<<grid, kThreads, 0, stream>>>(p);
+  else
+    state_passing_fast_kernel<T, 32><<<grid, kThreads, 0, stream>>>(p);
+}
+
 }  // namespace
 
 bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream) {
@@ -72,9 +86,9 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
   switch (p.states.dtype) {
-    case SSD_DTYPE_F16: state_passing_fast_kernel<__half><<<grid, kThreads, 0, stream>>>(p); break;
-    case SSD_DTYPE_BF16: state_passing_fast_kernel<__nv_bfloat16><<<grid, kThreads, 0, stream>>>(p); break;
-    default: state_passing_fast_kernel<float><<<grid, kThreads, 0, stream>>>(p); break;
+    case SSD_DTYPE_F16: launch<__half>(p, grid, stream); break;
+    case SSD_DTYPE_BF16: launch<__nv_bfloat16>(p, grid, stream); break;
+    default: launch<float>(p, grid, stream); break;
   }
   check_launch(op, "state_passing_fast_kernel");
   return true;
