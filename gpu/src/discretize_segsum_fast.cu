@@ -15,6 +15,7 @@ constexpr int kTJ = 64;               // columns j per block: one 128-byte run o
 constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
 constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
 constexpr int64_t kMaxN = 256;        // B and C rows of the tile stay in shared memory whole
+constexpr float kLog2e = 1.4426950408889634f;
 
 struct FastParams {
   In dt, A_log;
@@ -165,17 +166,27 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   }
 
   // G and M [b,c,i,j,h]: per row i a contiguous run of cols * H values; 8 heads of one j per vector.
-  const int row_vecs = cols * H / 8;
-  for (int v = tid; v < rows * row_vecs; v += kThreads) {
-    const int ii = v / row_vecs, f = (v - ii * row_vecs) * 8;
-    const int jj = f / H, h0 = f - jj * H;
-    const int i = i0 + ii, j = j0 + jj;
+  // Vector v = tid + k * kThreads is (ii, jj, hv), advanced with carries: the loop is issue-bound,
+  // and divisions by the runtime extents would cost more than the exponentials.
+  const int hvec = H / 8, row_vecs = cols * hvec;
+  const int step_ii = kThreads / row_vecs, step_rem = kThreads - step_ii * row_vecs;
+  const int step_jj = step_rem / hvec, step_hv = step_rem - step_jj * hvec;
+  const bool one_group = heads_per_group % 8 == 0;  // the 8 heads of a vector share one Gram value
+  int ii = tid / row_vecs, jj = (tid - ii * row_vecs) / hvec, hv = tid - ii * row_vecs - jj * hvec;
+  while (ii < rows) {
+    const int h0 = hv * 8, i = i0 + ii, j = j0 + jj;
     float gv[8], lv[8];
-    int g = h0 / heads_per_group, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
+    if (one_group) {
+      const float gram = sGram[((G == 1 ? 0 : h0 / heads_per_group) * kTI + ii) * kGramLd + jj];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
-      if (++in_group == heads_per_group) in_group = 0, ++g;
+      for (int e = 0; e < 8; ++e) gv[e] = gram;
+    } else {
+      int g = h0 / heads_per_group, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
+        if (++in_group == heads_per_group) in_group = 0, ++g;
+      }
     }
     if (j < i) {
       const float4* ci = reinterpret_cast<const float4*>(cs + i * H + h0);
@@ -183,8 +194,10 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
       const float4 a0 = ci[0], a1 = ci[1], b0 = cj[0], b1 = cj[1];
       const float di[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
       const float dj[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      // exp(d) as exp2(d log2 e): the product rounds relative to the (small) difference, not to
+      // the cumsums, so it stays inside the exponent error the bounds charge (cs_i + cs_j).
 #pragma unroll
-      for (int e = 0; e < 8; ++e) lv[e] = expf(di[e] - dj[e]);  // <= 0: the cumsum never rises
+      for (int e = 0; e < 8; ++e) lv[e] = exp2f((di[e] - dj[e]) * kLog2e);  // <= 0: the cumsum never rises
     } else {
 #pragma unroll
       for (int e = 0; e < 8; ++e) lv[e] = j == i ? 1.0f : 0.0f;
@@ -198,18 +211,29 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
     const int64_t at = ((bc * Q + i) * Q + j) * H + h0;
     __stcs(reinterpret_cast<uint4*>(p.G + at), pack8<__nv_bfloat16>(gv));
     __stcs(reinterpret_cast<uint4*>(p.M + at), pack8<__nv_bfloat16>(mv));
+    hv += step_hv;
+    if (hv >= hvec) hv -= hvec, ++jj;
+    jj += step_jj;
+    if (jj >= cols) jj -= cols, ++ii;
+    ii += step_ii;
   }
   __syncthreads();
 
-  // L [b,h,c,i,j]: per (h, i) a run of cols values.
+  // L [b,h,c,i,j]: per (h, i) a run of cols values; (h, ii, jv) advanced like (ii, jj, hv) above.
   const int col_vecs = cols / 8;
   const int64_t b = bc / p.chunks, c = bc % p.chunks;
-  for (int v = tid; v < H * rows * col_vecs; v += kThreads) {
-    const int hr = v / col_vecs, jv = v - hr * col_vecs;
-    const int h = hr / rows, ii = hr - h * rows;
-    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + ii) * kTJ + jv * 8);
-    const int64_t at = (((b * H + h) * p.chunks + c) * Q + i0 + ii) * Q + j0 + jv * 8;
+  const int step_t = kThreads / col_vecs, step_jv = kThreads - step_t * col_vecs;
+  const int step_h = step_t / rows, step_r = step_t - step_h * rows;
+  int jv = tid % col_vecs, r = (tid / col_vecs) % rows, h = tid / col_vecs / rows;
+  while (h < H) {
+    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + jv * 8);
+    const int64_t at = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
     __stcs(reinterpret_cast<uint4*>(p.L + at), val);
+    jv += step_jv;
+    if (jv >= col_vecs) jv -= col_vecs, ++r;
+    r += step_r;
+    if (r >= rows) r -= rows, ++h;
+    h += step_h;
   }
 }
 

@@ -2,8 +2,6 @@
 // arithmetic as the fp32 kernel (bit-identical results), but each thread loads the states of up to
 // 32 chunks before it stores the first of them. In the fp32 kernel every load waits for the previous
 // chunk's store (they may alias), so a chain of NC chunks costs NC round trips to memory.
-#include <type_traits>
-
 #include "common.cuh"
 
 namespace ssd_gpu {
@@ -16,8 +14,9 @@ __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
 
-// kAhead: chunk loads in flight per thread, no more than the chunks there are (registers cost
-// occupancy, which the short scans of Mamba2Fwd's stage need more than depth).
+// kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
+// occupancy, which Mamba2Fwd's 8-chunk stage needs more than depth); otherwise 32 (measured: a
+// 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills).
 template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassingParams p) {
   const T* states = static_cast<const T*>(p.states.p);
@@ -69,11 +68,8 @@ __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassi
 
 template <class T>
 void launch(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
-  constexpr int kMid = std::is_same<T, float>::value ? 32 : 16;  // the f32 16-deep build spills
   if (p.chunks <= 8)
     state_passing_fast_kernel<T, 8><<<grid, kThreads, 0, stream>>>(p);
-  else if (p.chunks <= kMid)
-    state_passing_fast_kernel<T, kMid><<<grid, kThreads, 0, stream>>>(p);
   else
     state_passing_fast_kernel<T, 32><<<grid, kThreads, 0, stream>>>(p);
 }
