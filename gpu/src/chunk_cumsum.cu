@@ -41,6 +41,9 @@ __global__ void __launch_bounds__(kThreads) chunk_cumsum_kernel(CumsumParams p) 
 }  // namespace
 
 void launch_chunk_cumsum(const char* op, const CumsumParams& p, cudaStream_t stream) {
+#ifndef SSD_GPU_REFERENCE_ONLY
+  if (launch_chunk_cumsum_fast(op, p, stream)) return;
+#endif
   const int64_t tiles = p.batch * p.chunks * ceil_div(p.heads, kHeadsPerBlock);
   chunk_cumsum_kernel<<<grid_for(tiles), kThreads, 0, stream>>>(p);
   check_launch(op, "chunk_cumsum_kernel");

@@ -126,6 +126,16 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
 // Mamba2Fwd's chunk_scan with the coupling inside: p.cb is not read; cb[i,k] = C_i . B_k, masked
 // with p.seq_idx, is computed per tile from C and B [Bt,S,G,N].
 bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream);
+// MambaDiscretizeSegsum with 16-bit B and C (arguments already checked): tensor-core Gram tiles and
+// 16-byte stores; false where its shape or alignment conditions do not hold.
+bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream);
+// SSDRecurrentFwd with an f32 state and A (arguments already checked): 16-byte state rows, loads
+// ahead of the in-place stores; false where its dtype or alignment conditions do not hold.
+bool launch_recurrent_fast(const ssd_recurrent_args& a, cudaStream_t stream);
+// Memory-bound stage kernels with coalesced or batched loads (launch_chunk_cumsum and
+// launch_state_passing try them first, so Mamba2Fwd runs them too).
+bool launch_chunk_cumsum_fast(const char* op, const CumsumParams& p, cudaStream_t stream);
+bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream);
 #endif
 
 // ---- ABI entry points (table.cu collects them) -------------------------------------------------

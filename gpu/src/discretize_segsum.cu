@@ -214,6 +214,9 @@ ssd_status discretize_segsum(const ssd_discretize_segsum_args* args) {
                                   {"A_cumsum", &a.A_cumsum}, {"decay_states", &a.decay_states}})
       k.contiguous(name, *t);
 
+#ifndef SSD_GPU_REFERENCE_ONLY
+    if (launch_discretize_segsum_fast(a, stream_of(a.stream))) return;
+#endif
     // As many heads per pass as fit in the default 48 KiB; a Q too long for one head opts in to more.
     const size_t per_head = dynamic_shared(1, Q);
     const size_t default_budget = 48 * 1024 - kStaticShared;

@@ -104,6 +104,9 @@ ssd_status recurrent(const ssd_recurrent_args* args) {
                                   {"out", &a.out}})
       if (present(*t)) k.contiguous(name, *t);
 
+#ifndef SSD_GPU_REFERENCE_ONLY
+    if (launch_recurrent_fast(a, stream_of(a.stream))) return;
+#endif
     RecurrentParams p{};
     p.state = out(a.state);
     p.x = in(a.x);

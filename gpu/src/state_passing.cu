@@ -51,6 +51,9 @@ __global__ void __launch_bounds__(kThreads) state_passing_kernel(StatePassingPar
 }  // namespace
 
 void launch_state_passing(const char* op, const StatePassingParams& p, cudaStream_t stream) {
+#ifndef SSD_GPU_REFERENCE_ONLY
+  if (launch_state_passing_fast(op, p, stream)) return;
+#endif
   const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kThreads);
   state_passing_kernel<<<grid_for(tiles), kThreads, 0, stream>>>(p);
   check_launch(op, "state_passing_kernel");

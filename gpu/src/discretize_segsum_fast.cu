@@ -1,0 +1,295 @@
+// MambaDiscretizeSegsum for 16-bit B and C: one block per 16 x 64 (i, j) tile of a (batch, chunk)
+// with every head, so it owns whole 16-byte runs of L (j fastest) and of G and M (h fastest). The
+// Gram tile runs on tensor cores; the per-head cumsum is computed once per block in shared memory,
+// and L = exp(cumsum_i - cumsum_j) (the bounds admit a difference of cumsums). The kernel writes
+// ~6 MB per chunk and reads ~0.3 MB, so everything serves the stores: streaming 16-byte stores,
+// L staged in shared memory as bf16 (M needs the unrounded value in the thread that has h fastest).
+#include "common.cuh"
+#include "mma.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+constexpr int kTI = 16;               // rows i per block: one m16 tile
+constexpr int kTJ = 64;               // columns j per block: one 128-byte run of an L row
+constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
+constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
+constexpr int64_t kMaxN = 256;        // B and C rows of the tile stay in shared memory whole
+constexpr float kLog2e = 1.4426950408889634f;
+
+struct FastParams {
+  In dt, A_log;
+  const void* B;  // [b,c,Q,g,n], f16 or bf16 (the template type)
+  const void* C;
+  __nv_bfloat16* L;
+  __nv_bfloat16* G;
+  __nv_bfloat16* M;
+  float* A_cumsum;
+  float* decay;
+  int chunks, chunk, heads, groups, dstate;
+  int row_tiles, col_tiles;
+};
+
+// Shared-memory plan (bytes), the same on host and device.
+struct Layout {
+  int ldk;                  // 16-bit stride of the B / C rows (K padded to 16, plus 8 against conflicts)
+  size_t tiles, gram, cs, part, raw, total;
+  __host__ __device__ Layout(int Q, int H, int G, int N, int dt_bytes) {
+    const int nk = (N + 15) / 16 * 16;
+    ldk = nk + 8;
+    const size_t operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;
+    const size_t staged_L = sizeof(__nv_bfloat16) * static_cast<size_t>(H) * kTI * kTJ;  // reuses the operands
+    tiles = operands > staged_L ? operands : staged_L;
+    gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
+    cs = sizeof(float) * static_cast<size_t>(Q) * H;
+    part = sizeof(float) * (kThreads + H);  // segment sums, then -exp(A_log) per head
+    raw = static_cast<size_t>(dt_bytes) * Q * H;  // the chunk's dt as stored
+    total = tiles + gram + cs + part + raw;
+  }
+};
+
+// 16-byte copies of `rows` rows of one group's B or C into a [rows][ldk] tile; rows past Q and
+// columns past N are zero-filled.
+template <class T>
+__device__ __forceinline__ void copy_rows(T* dst, int ldk, const T* src, int64_t row0, int rows, int valid_rows,
+                                          int G, int N, int nk) {
+  const int vecs = nk / 8;
+  for (int e = static_cast<int>(threadIdx.x); e < rows * vecs; e += kThreads) {
+    const int r = e / vecs, col = (e - r * vecs) * 8;
+    const bool inside = r < valid_rows && col < N;
+    cp_async16(dst + r * ldk + col, inside ? src + ((row0 + r) * G) * N + col : src, inside);
+  }
+}
+
+// The raw dt of the chunk's first lmax tokens (token-major, every head) by 16-byte copies, so the
+// cumsum waits for one round trip instead of one per token.
+__device__ __forceinline__ void copy_dt(unsigned char* raw, const FastParams& p, int64_t bc, int lmax, int dt_bytes) {
+  const int64_t row = static_cast<int64_t>(p.chunk) * p.heads * dt_bytes;  // bytes per (b, c)
+  const unsigned char* src = static_cast<const unsigned char*>(p.dt.p) + bc * row;
+  const int vecs = lmax * p.heads * dt_bytes / 16;  // H % 8 == 0: whole vectors
+  for (int e = static_cast<int>(threadIdx.x); e < vecs; e += kThreads) cp_async16(raw + 16 * e, src + 16 * e, true);
+}
+
+// cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest, from the raw dt tile.
+// Thread (s, h) owns the fixed segment s of Q / (kThreads / H) tokens, so every block sums in the
+// same order and its prefix agrees bit for bit with the block that writes A_cumsum.
+__device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* raw, int lmax, float* cs, float* part) {
+  const int H = p.heads, Q = p.chunk, tid = static_cast<int>(threadIdx.x);
+  const float* A = part + kThreads;
+  const In dt{raw, p.dt.dtype};
+  for (int e = tid; e < lmax * H; e += kThreads) cs[e] = A[e % H] * softplus_thr20(load(dt, e));  // no bias, no clamp
+  __syncthreads();
+  const int segs = kThreads / H, seg_len = (Q + segs - 1) / segs;
+  const int h = tid % H, s = tid / H;
+  const bool owner = s < segs;
+  const int lo = s * seg_len, hi = min(lmax, lo + seg_len);
+  if (owner) {
+    float sum = 0.0f;
+    for (int l = lo; l < hi; ++l) sum += cs[l * H + h];
+    part[s * H + h] = sum;
+  }
+  __syncthreads();
+  if (owner && lo < hi) {
+    float run = 0.0f;
+    for (int r = 0; r < s; ++r) run += part[r * H + h];
+    for (int l = lo; l < hi; ++l) {
+      run += cs[l * H + h];
+      cs[l * H + h] = run;
+    }
+  }
+}
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastParams p) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int Q = p.chunk, H = p.heads, G = p.groups, N = p.dstate;
+  const int dt_bytes = p.dt.dtype == SSD_DTYPE_F32 ? 4 : 2;
+  const Layout lay(Q, H, G, N, dt_bytes);
+  T* sC = reinterpret_cast<T*>(smem);
+  T* sB = sC + kTI * lay.ldk;
+  __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj], after the GEMMs
+  float* sGram = reinterpret_cast<float*>(smem + lay.tiles);   // [g][ii][kGramLd]
+  float* cs = reinterpret_cast<float*>(smem + lay.tiles + lay.gram);
+  float* part = reinterpret_cast<float*>(smem + lay.tiles + lay.gram + lay.cs);
+  unsigned char* raw = smem + lay.tiles + lay.gram + lay.cs + lay.part;
+
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
+  int tile = static_cast<int>(blockIdx.x);
+  const int jt = tile % p.col_tiles;
+  tile /= p.col_tiles;
+  const int it = tile % p.row_tiles;
+  const int64_t bc = tile / p.row_tiles;  // b * NC + c
+  const int i0 = it * kTI, j0 = jt * kTJ;
+  const int rows = min(kTI, Q - i0), cols = min(kTJ, Q - j0);
+  const bool writes_vectors = it == 0 && jt == 0;  // A_cumsum and decay_states of the chunk
+  // L and M need the cumsum only where j < i <= i0 + rows - 1.
+  const int lmax = writes_vectors ? Q : i0 + rows;
+  const int nk = (N + 15) / 16 * 16;
+  const T* Cg = static_cast<const T*>(p.C) + bc * Q * G * N;
+  const T* Bg = static_cast<const T*>(p.B) + bc * Q * G * N;
+  const int heads_per_group = H / G;
+
+  for (int g = 0; g < G; ++g) {
+    if (g > 0) __syncthreads();  // the previous group's operands are consumed
+    copy_rows(sC, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, nk);
+    copy_rows(sB, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, nk);
+    if (g == 0) copy_dt(raw, p, bc, lmax, dt_bytes);
+    cp_async_commit();
+    if (g == 0 && tid < H) part[kThreads + tid] = -expf(load(p.A_log, tid));  // overlaps the copies
+    cp_async_wait<0>();
+    __syncthreads();
+    if (warp < kGemmWarps) {
+      WarpTile<T, 16, 16> wt;
+      wt.zero();
+      wt.template run<true, true>(sC, lay.ldk, sB, lay.ldk, 0, warp * 16, 0, nk / 16);
+      float* gram = sGram + g * kTI * kGramLd;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = lane / 4 + half * 8, col = warp * 16 + nt * 8 + 2 * (lane % 4);
+          *reinterpret_cast<float2*>(gram + r * kGramLd + col) =
+              make_float2(wt.acc[0][nt][2 * half], wt.acc[0][nt][2 * half + 1]);
+        }
+    }
+    if (g == 0) chunk_cumsum_shared(p, raw, lmax, cs, part);
+  }
+  __syncthreads();  // Gram tiles and cumsum complete; the operand tiles are free for sL
+
+  if (writes_vectors) {
+    for (int e = tid; e < Q * H; e += kThreads) {
+      const int h = e / Q, l = e - h * Q;
+      const int64_t at = (((bc / p.chunks) * H + h) * p.chunks + bc % p.chunks) * Q + l;
+      p.A_cumsum[at] = cs[l * H + h];
+      p.decay[at] = expf(cs[(Q - 1) * H + h] - cs[l * H + h]);  // exactly 1 at l = Q-1
+    }
+  }
+
+  // G and M [b,c,i,j,h]: per row i a contiguous run of cols * H values; 8 heads of one j per vector.
+  // Vector v = tid + k * kThreads is (ii, jj, hv), advanced with carries: the loop is issue-bound,
+  // and divisions by the runtime extents would cost more than the exponentials.
+  const int hvec = H / 8, row_vecs = cols * hvec;
+  const int step_ii = kThreads / row_vecs, step_rem = kThreads - step_ii * row_vecs;
+  const int step_jj = step_rem / hvec, step_hv = step_rem - step_jj * hvec;
+  const bool one_group = heads_per_group % 8 == 0;  // the 8 heads of a vector share one Gram value
+  int ii = tid / row_vecs, jj = (tid - ii * row_vecs) / hvec, hv = tid - ii * row_vecs - jj * hvec;
+  while (ii < rows) {
+    const int h0 = hv * 8, i = i0 + ii, j = j0 + jj;
+    float gv[8], lv[8];
+    if (one_group) {
+      const float gram = sGram[((G == 1 ? 0 : h0 / heads_per_group) * kTI + ii) * kGramLd + jj];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) gv[e] = gram;
+    } else {
+      int g = h0 / heads_per_group, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
+        if (++in_group == heads_per_group) in_group = 0, ++g;
+      }
+    }
+    if (j < i) {
+      const float4* ci = reinterpret_cast<const float4*>(cs + i * H + h0);
+      const float4* cj = reinterpret_cast<const float4*>(cs + j * H + h0);
+      const float4 a0 = ci[0], a1 = ci[1], b0 = cj[0], b1 = cj[1];
+      const float di[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float dj[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      // exp(d) as exp2(d log2 e): the product rounds relative to the (small) difference, not to
+      // the cumsums, so it stays inside the exponent error the bounds charge (cs_i + cs_j).
+#pragma unroll
+      for (int e = 0; e < 8; ++e) lv[e] = exp2f((di[e] - dj[e]) * kLog2e);  // <= 0: the cumsum never rises
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) lv[e] = j == i ? 1.0f : 0.0f;
+    }
+    float mv[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
+      sL[((h0 + e) * kTI + ii) * kTJ + jj] = __float2bfloat16_rn(lv[e]);
+    }
+    const int64_t at = ((bc * Q + i) * Q + j) * H + h0;
+    __stcs(reinterpret_cast<uint4*>(p.G + at), pack8<__nv_bfloat16>(gv));
+    __stcs(reinterpret_cast<uint4*>(p.M + at), pack8<__nv_bfloat16>(mv));
+    hv += step_hv;
+    if (hv >= hvec) hv -= hvec, ++jj;
+    jj += step_jj;
+    if (jj >= cols) jj -= cols, ++ii;
+    ii += step_ii;
+  }
+  __syncthreads();
+
+  // L [b,h,c,i,j]: per (h, i) a run of cols values; (h, ii, jv) advanced like (ii, jj, hv) above.
+  const int col_vecs = cols / 8;
+  const int64_t b = bc / p.chunks, c = bc % p.chunks;
+  const int step_t = kThreads / col_vecs, step_jv = kThreads - step_t * col_vecs;
+  const int step_h = step_t / rows, step_r = step_t - step_h * rows;
+  int jv = tid % col_vecs, r = (tid / col_vecs) % rows, h = tid / col_vecs / rows;
+  while (h < H) {
+    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + jv * 8);
+    const int64_t at = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
+    __stcs(reinterpret_cast<uint4*>(p.L + at), val);
+    jv += step_jv;
+    if (jv >= col_vecs) jv -= col_vecs, ++r;
+    r += step_r;
+    if (r >= rows) r -= rows, ++h;
+    h += step_h;
+  }
+}
+
+template <class T>
+void launch(const FastParams& p, size_t shared, unsigned blocks, cudaStream_t stream) {
+  if (shared > 48 * 1024)
+    cuda_check("discretize_segsum",
+               cudaFuncSetAttribute(discretize_segsum_fast_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared)),
+               "cudaFuncSetAttribute");
+  discretize_segsum_fast_kernel<T><<<blocks, kThreads, shared, stream>>>(p);
+  check_launch("discretize_segsum", "discretize_segsum_fast_kernel");
+}
+
+}  // namespace
+
+bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream) {
+  const int32_t dtype = a.B.dtype;
+  if (a.C.dtype != dtype || (dtype != SSD_DTYPE_F16 && dtype != SSD_DTYPE_BF16)) return false;
+  const int64_t Bt = a.B.shape[0], NC = a.B.shape[1], Q = a.B.shape[2], G = a.B.shape[3], N = a.B.shape[4];
+  const int64_t H = a.A_log.shape[0];
+  // 16-byte runs: N, Q and H multiples of 8 (so no vector straddles a row or a tensor edge).
+  if (N % 8 != 0 || N > kMaxN || Q % 8 != 0 || H % 8 != 0 || H > kThreads) return false;
+  for (const void* ptr : {a.B.data, a.C.data, a.L.data, a.G.data, a.M.data})
+    if (!aligned16(ptr)) return false;
+  if (!aligned16(a.dt.data)) return false;
+  const Layout lay(static_cast<int>(Q), static_cast<int>(H), static_cast<int>(G), static_cast<int>(N),
+                   a.dt.dtype == SSD_DTYPE_F32 ? 4 : 2);
+  if (lay.total > 160 * 1024) return false;  // keep at least one block of every shape resident
+  const int64_t row_tiles = ceil_div(Q, kTI), col_tiles = ceil_div(Q, kTJ);
+  const int64_t blocks = Bt * NC * row_tiles * col_tiles;
+  if (blocks > 0x7fffffff || Bt * NC * Q * Q * H > (int64_t{1} << 62)) return false;
+
+  FastParams p{};
+  p.dt = in(a.dt);
+  p.A_log = in(a.A_log);
+  p.B = a.B.data;
+  p.C = a.C.data;
+  p.L = static_cast<__nv_bfloat16*>(a.L.data);
+  p.G = static_cast<__nv_bfloat16*>(a.G.data);
+  p.M = static_cast<__nv_bfloat16*>(a.M.data);
+  p.A_cumsum = static_cast<float*>(a.A_cumsum.data);
+  p.decay = static_cast<float*>(a.decay_states.data);
+  p.chunks = static_cast<int>(NC);
+  p.chunk = static_cast<int>(Q);
+  p.heads = static_cast<int>(H);
+  p.groups = static_cast<int>(G);
+  p.dstate = static_cast<int>(N);
+  p.row_tiles = static_cast<int>(row_tiles);
+  p.col_tiles = static_cast<int>(col_tiles);
+  if (blocks == 0) return true;
+  if (dtype == SSD_DTYPE_F16)
+    launch<__half>(p, lay.total, static_cast<unsigned>(blocks), stream);
+  else
+    launch<__nv_bfloat16>(p, lay.total, static_cast<unsigned>(blocks), stream);
+  return true;
+}
+
+}  // namespace ssd_gpu
