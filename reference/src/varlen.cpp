@@ -12,12 +12,13 @@ namespace ssd {
 
 std::vector<std::int64_t> seq_idx_row(const Problem& p, std::int64_t row) {
   const std::int64_t S = p.s;
-  std::vector<std::int64_t> ids(static_cast<std::size_t>(S), -1);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(S), 0);
   if (p.seq.kind == SeqSpec::Kind::runs) {
     std::int64_t t0 = 0, id = p.seq.first_id;
     for (std::int64_t run : p.seq.runs) {
       const std::int64_t value = run < 0 ? -1 : id++;
-      // Runs that do not cover S exactly (an invalid case built to test rejection) are cut at S.
+      // Runs that do not cover S exactly (an invalid case built to test rejection) are cut at S,
+      // and tokens they leave are id 0.
       for (std::int64_t k = 0; k < std::abs(run) && t0 < S; ++k) ids[static_cast<std::size_t>(t0++)] = value;
     }
     return ids;

@@ -83,9 +83,11 @@ TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {
     mark(p.sbi, "sbi");
     mark(p.sbi, "slots");
     mark(p.tie, "tie");
+    mark(p.varlen, "varlen");
+    mark(p.dtypes.count("state") > 0, "state");
     mark(p.dtypes.count("out") > 0, "out");
     for (const auto& [role, dtype] : p.dtypes)
-      if (role != "out") seen.insert(op + "=" + role);
+      if (role != "out" && !(role == "state" && ssd::op_spec(p.op).takes_flag("state"))) seen.insert(op + "=" + role);
   }
   for (ssd::Op op : ssd::kAllOps) {
     const ssd::OpSpec& spec = ssd::op_spec(op);

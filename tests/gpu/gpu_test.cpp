@@ -64,12 +64,21 @@ std::vector<ssd::Problem> golden_problems() {
   return list;
 }
 
+// The contract extensions the CUDA library answers UNSUPPORTED (gpu/src/mamba2.cu): a packed
+// varlen batch and a state dtype. Such a case must come back SKIPPED, never computed without them.
+bool declined_by_cuda(const ssd::Problem& p) { return p.varlen || p.dtypes.contains("state"); }
+
+bool verdict_expected(const ssd::Problem& p, ssd::Verdict v) {
+  if (declined_by_cuda(p)) return v == ssd::Verdict::skipped;
+  return v == ssd::Verdict::passed || v == ssd::Verdict::mistrusted;
+}
+
 TEST(Gpu, GoldenProblems) {
   const auto problems = golden_problems();
   ASSERT_FALSE(problems.empty()) << "no problems in " << g_manifest;
   for (const ssd::Problem& p : problems) {
     const ssd::CaseJudgement j = record("golden", p);
-    EXPECT_TRUE(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted) << ssd::describe(j);
+    EXPECT_TRUE(verdict_expected(p, j.verdict)) << ssd::describe(j);
   }
 }
 
@@ -77,7 +86,7 @@ TEST(Gpu, SmokeProblems) {
   for (ssd::Op op : ssd::kAllOps)
     for (const ssd::Problem& p : ssd::op_spec(op).smoke()) {
       const ssd::CaseJudgement j = record("smoke", p);
-      EXPECT_EQ(j.verdict, ssd::Verdict::passed) << ssd::describe(j);
+      EXPECT_EQ(j.verdict, declined_by_cuda(p) ? ssd::Verdict::skipped : ssd::Verdict::passed) << ssd::describe(j);
     }
 }
 
@@ -85,7 +94,7 @@ void random_case(ssd::Op op) {
   const ssd::Problem p = *ssd::gen_problem(op);
   const ssd::CaseJudgement j = record("random", p);
   RC_LOG() << ssd::describe(j) << '\n';
-  RC_ASSERT(j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::mistrusted);
+  RC_ASSERT(verdict_expected(p, j.verdict));
 }
 RC_GTEST_PROP(GpuRandom, Mamba2, ()) { random_case(ssd::Op::mamba2); }
 RC_GTEST_PROP(GpuRandom, ChunkCumsum, ()) { random_case(ssd::Op::chunk_cumsum); }

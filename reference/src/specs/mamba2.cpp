@@ -156,6 +156,9 @@ OpSpec mamba2() {
         "mamba2:f32 b1 s24 h2 p4 g1 n4 q7 +dt_bias +softplus B=bf16 C=f16 seed=9",
         "mamba2:f32 b1 s20 h2 p4 g1 n4 q8 +D seed=10",
         "mamba2:bf16 b1 s64 h2 p4 g1 n4 q16 +softplus +init seq=0:15,1,16,17,15 seed=11",
+        "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +softplus +init +varlen seq=0:5,20,15 seed=12",
+        "mamba2:bf16 b1 s20 h2 p4 g2 n4 q8 +softplus +init +varlen seq=0:20 seed=13",
+        "mamba2:f16 b1 s37 h2 p4 g2 n8 q16 +softplus +init state=bf16 seed=14",
     });
   };
   s.workloads = [] {
