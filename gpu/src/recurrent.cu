@@ -1,7 +1,7 @@
 // SSDRecurrentFwd (selective_state_update, one decode step, general untied layout). One warp per
 // state row (b, h, p): lanes stride over N, update the state in place (stored rounded to its
 // dtype), and reduce C . h_new from the unrounded fp32 values with a fixed butterfly.
-#include "common.cuh"
+#include "decode_slot.cuh"
 
 namespace ssd_gpu {
 namespace {
@@ -26,15 +26,8 @@ __global__ void __launch_bounds__(kThreads) recurrent_kernel(RecurrentParams p) 
        row += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
     const int64_t pp = row % P, h = (row / P) % H, b = row / (P * H);
     const int64_t g = h / (H / p.groups);
-    const int64_t slot = p.slots != nullptr ? p.slots[b] : b;
-    if (slot < 0) {  // padding entry: output row 0, state untouched
-      if (lane == 0) store(p.out, row, 0.0f);
-      continue;
-    }
-    if (slot >= p.slot_count) {  // outside the contract (the host cannot see device indices): NaN, no state touched
-      if (lane == 0) store(p.out, row, __int_as_float(0x7fc00000));
-      continue;
-    }
+    const int64_t slot = decode_row_slot(p, b, row, lane);
+    if (slot < 0) continue;
     // No dt_limit on the decode path: bias and softplus only.
     float dtp = load(p.dt, row) + (p.dt_bias.p != nullptr ? load(p.dt_bias, h * P + pp) : 0.0f);
     if (p.softplus) dtp = softplus_thr20(dtp);

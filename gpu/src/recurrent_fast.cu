@@ -2,7 +2,7 @@
 // (b, h, p), each lane owning 4 consecutive n, so a 128-wide row is one 16-byte load of state and A
 // per lane. All of a lane's loads are issued before its first store: the in-place state otherwise
 // serializes every element into its own round trip to memory.
-#include "common.cuh"
+#include "decode_slot.cuh"
 #include "mma.cuh"
 
 namespace ssd_gpu {
@@ -43,15 +43,8 @@ __global__ void __launch_bounds__(kThreads) recurrent_fast_kernel(FastParams p) 
   if (row >= p.batch * H * P) return;  // warp-uniform; no block barrier follows
   const int64_t pp = row % P, h = (row / P) % H, b = row / (P * H);
   const int64_t g = h / (H / p.groups);
-  const int64_t slot = p.slots != nullptr ? p.slots[b] : b;
-  if (slot < 0) {  // padding entry: output row 0, state untouched
-    if (lane == 0) store(p.out, row, 0.0f);
-    return;
-  }
-  if (slot >= p.slot_count) {  // outside the contract (the host cannot see device indices): NaN, no state touched
-    if (lane == 0) store(p.out, row, __int_as_float(0x7fc00000));
-    return;
-  }
+  const int64_t slot = decode_row_slot(p, b, row, lane);
+  if (slot < 0) return;
   float* state = p.state + ((slot * H + h) * P + pp) * N;
   const float* A = p.A + (h * P + pp) * N;
   const T* Bv = static_cast<const T*>(p.B) + (b * p.groups + g) * N;

@@ -2,7 +2,7 @@
 // One block per (batch, head, slice of 256 state elements); each thread carries one element of
 // the running fp32 state through all chunks. The per-chunk scales (decay and seq_idx reset) are
 // computed 256 chunks at a time into shared memory, so the serial loop is a load and an FMA.
-#include "common.cuh"
+#include "chunk_carry.cuh"
 
 namespace ssd_gpu {
 namespace {
@@ -24,16 +24,7 @@ __global__ void __launch_bounds__(kThreads) state_passing_kernel(StatePassingPar
       __syncthreads();  // the previous batch of scales is consumed
       const int64_t c = c0 + tid;
       if (c < NC) {
-        float scale = expf(load(p.dA, (bh * NC + c) * p.dA_step + p.dA_offset));  // not clamped
-        if (p.seq_idx != nullptr) {
-          // Carry over chunk c only if its last valid token has the id the previous chunk ended
-          // with (0 before the first chunk).
-          const int32_t* row = p.seq_idx + b * p.seqlen;
-          const int32_t current = row[min((c + 1) * p.chunk, p.seqlen) - 1];
-          const int32_t previous = c == 0 ? 0 : row[c * p.chunk - 1];
-          if (current != previous) scale = 0.0f;
-        }
-        sScale[tid] = scale;
+        sScale[tid] = chunk_carry_scale(p, b, bh, NC, c);
       }
       __syncthreads();
       if (!active) continue;

@@ -2,7 +2,7 @@
 // arithmetic as the fp32 kernel (bit-identical results), but each thread loads the states of up to
 // 32 chunks before it stores the first of them. In the fp32 kernel every load waits for the previous
 // chunk's store (they may alias), so a chain of NC chunks costs NC round trips to memory.
-#include "common.cuh"
+#include "chunk_carry.cuh"
 
 namespace ssd_gpu {
 namespace {
@@ -35,16 +35,7 @@ __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassi
     __syncthreads();  // the previous batch of scales is consumed
     const int64_t c = c0 + tid;
     if (c < NC) {
-      float scale = expf(load(p.dA, (bh * NC + c) * p.dA_step + p.dA_offset));  // not clamped
-      if (p.seq_idx != nullptr) {
-        // Carry over chunk c only if its last valid token has the id the previous chunk ended
-        // with (0 before the first chunk).
-        const int32_t* row = p.seq_idx + b * p.seqlen;
-        const int32_t current = row[min((c + 1) * p.chunk, p.seqlen) - 1];
-        const int32_t previous = c == 0 ? 0 : row[c * p.chunk - 1];
-        if (current != previous) scale = 0.0f;
-      }
-      sScale[tid] = scale;
+      sScale[tid] = chunk_carry_scale(p, b, bh, NC, c);
     }
     __syncthreads();
     if (!active) continue;
