@@ -90,6 +90,14 @@ PackedSequences Check::packed_sequences(const Tensor& t) const {
   }
 }
 
+void Check::encoding(const char* name, const Tensor& t, const std::vector<std::int64_t>& wanted) const {
+  index_input(name, t, {static_cast<std::int64_t>(wanted.size())}, "[n] (n from the sequences seq_idx describes)");
+  for (std::size_t i = 0; i < wanted.size(); ++i)
+    if (t[static_cast<std::int64_t>(i)] != static_cast<double>(wanted[i]))
+      fail(name, "element " + std::to_string(i) + " is " + std::to_string(static_cast<long long>(t[static_cast<std::int64_t>(i)])) +
+                     ", the sequences of seq_idx give " + std::to_string(wanted[i]));
+}
+
 void Check::index_input(const char* name, const Tensor& t, const Shape& expected, const char* dims) const {
   if (t.dtype() != DType::i32) fail(name, "dtype " + std::string(dtype_name(t.dtype())) + ", expected i32");
   shape(name, t, expected, dims);

@@ -34,6 +34,8 @@ struct Check {
   void seq_idx(const Tensor& t, std::int64_t batch, std::int64_t seqlen) const;
   // The sequences of a packed row (seq_idx [1,S], ids 0, 1, 2, ... then padding).
   PackedSequences packed_sequences(const Tensor& seq_idx) const;
+  // A varlen encoding: i32 [n], equal to the values the sequences give (`wanted`).
+  void encoding(const char* name, const Tensor& t, const std::vector<std::int64_t>& wanted) const;
   // An i32 index input of exact shape.
   void index_input(const char* name, const Tensor& t, const Shape& expected, const char* dims) const;
   void positive(const char* name, std::int64_t value) const;

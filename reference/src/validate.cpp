@@ -22,10 +22,23 @@ OpDims validate(const Mamba2Args& a) {
   c.optional_float("z", a.z, x.shape(), "[Bt,S,H,P]");
   c.optional_float("dt_bias", a.dt_bias, {d.heads}, "[H]");
   if (a.seq_idx) c.seq_idx(*a.seq_idx, d.batch, d.seqlen);
+  const std::pair<const char*, const Tensor*> encodings[] = {
+      {"cu_seqlens", a.cu_seqlens},       {"chunk_indices", a.chunk_indices}, {"chunk_offsets", a.chunk_offsets},
+      {"cu_chunk_seqlens", a.cu_chunk_seqlens}, {"chunk_seq_idx", a.chunk_seq_idx}, {"last_chunk_indices", a.last_chunk_indices}};
   if (a.varlen) {
     if (a.seq_idx == nullptr) c.fail("seq_idx", "required with varlen (it says where each packed sequence lies)");
     if (d.batch != 1) c.fail("x", "a packed varlen batch has one row, got Bt = " + std::to_string(d.batch));
-    d.sequences = c.packed_sequences(*a.seq_idx).count();
+    const PackedSequences packed = c.packed_sequences(*a.seq_idx);
+    d.sequences = packed.count();
+    const PseudoChunks pseudo = pseudo_chunks(packed, d.chunk);
+    const AlignedChunks aligned = aligned_chunks(packed, d.chunk);
+    const std::vector<std::int64_t>* wanted[] = {nullptr, &pseudo.chunk_indices, &pseudo.chunk_offsets,
+                                                 &aligned.cu_chunk_seqlens, &aligned.chunk_seq_idx,
+                                                 &aligned.last_chunk_indices};
+    const std::vector<std::int64_t> cu = cu_seqlens(packed);
+    wanted[0] = &cu;
+    for (std::size_t k = 0; k < std::size(encodings); ++k)
+      if (encodings[k].second) c.encoding(encodings[k].first, *encodings[k].second, *wanted[k]);
     c.optional_float("initial_states", a.initial_states, {d.sequences, d.heads, d.headdim, d.dstate}, "[nseq,H,P,N]");
     if (a.has_initial_states) {
       if (a.initial_states == nullptr) c.fail("has_initial_states", "given without initial_states");
@@ -33,6 +46,8 @@ OpDims validate(const Mamba2Args& a) {
     }
   } else {
     if (a.has_initial_states) c.fail("has_initial_states", "only a varlen batch takes it");
+    for (const auto& [name, t] : encodings)
+      if (t) c.fail(name, "only a varlen batch takes it");
     c.optional_float("initial_states", a.initial_states, {d.batch, d.heads, d.headdim, d.dstate}, "[Bt,H,P,N]");
   }
   c.dt_limit(a.dt_limit);

@@ -90,6 +90,8 @@ RC_GTEST_PROP(Varlen, PackedEqualsEachSequenceAlone, ()) {
     one.seq_idx = nullptr;
     one.varlen = false;
     one.has_initial_states = nullptr;
+    one.cu_seqlens = one.chunk_indices = one.chunk_offsets = nullptr;
+    one.cu_chunk_seqlens = one.chunk_seq_idx = one.last_chunk_indices = nullptr;
     const Outputs alone = ssd::mamba2_sequential(one);
     const ssd::Output part{"out", slice_tokens(packed.get("out").value, begin, end), {}};
     require_agreement(part, alone.get("out"), kFloat64Agreement, "sequence " + std::to_string(j) + " out");

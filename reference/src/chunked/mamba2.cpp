@@ -43,6 +43,8 @@ Outputs mamba2_per_sequence(const Mamba2Args& a, const OpDims& d) {
     one.seq_idx = nullptr;
     one.varlen = false;
     one.has_initial_states = nullptr;
+    one.cu_seqlens = one.chunk_indices = one.chunk_offsets = nullptr;
+    one.cu_chunk_seqlens = one.chunk_seq_idx = one.last_chunk_indices = nullptr;
     const Outputs sequence = mamba2_chunked(one);
     std::copy_n(sequence.get("out").value.data(), length * HP, out.data() + start * HP);
     std::copy_n(sequence.get("final_states").value.data(), HPN, varlen_states.data() + j * HPN);

@@ -22,6 +22,12 @@ Mamba2Args bind_mamba2(const Problem& p, const InputSet& in) {
   a.seq_idx = in.find("seq_idx");
   a.varlen = p.varlen;
   a.has_initial_states = in.find("has_initial_states");
+  a.cu_seqlens = in.find("cu_seqlens");
+  a.chunk_indices = in.find("chunk_indices");
+  a.chunk_offsets = in.find("chunk_offsets");
+  a.cu_chunk_seqlens = in.find("cu_chunk_seqlens");
+  a.chunk_seq_idx = in.find("chunk_seq_idx");
+  a.last_chunk_indices = in.find("last_chunk_indices");
   a.dt_softplus = p.softplus;
   if (p.dt_limit) a.dt_limit = *p.dt_limit;
   return a;

@@ -42,6 +42,10 @@ struct Mamba2Args {
   // leading run of id 0 (mamba_ssm's rule).
   bool varlen = false;
   const Tensor* has_initial_states = nullptr;  // [nseq] i32, optional, only when varlen
+  // The same sequences in the upstream encodings (ssd/reference/varlen.h), each optional and only
+  // when varlen; the math reads seq_idx alone, so each given one must agree with it.
+  const Tensor *cu_seqlens = nullptr, *chunk_indices = nullptr, *chunk_offsets = nullptr,
+               *cu_chunk_seqlens = nullptr, *chunk_seq_idx = nullptr, *last_chunk_indices = nullptr;
   bool dt_softplus = false;
   DtLimit dt_limit;
 };
