@@ -256,13 +256,13 @@ int main(int argc, char** argv) {
     const ssd::CampaignResult r = ssd::run_campaign(library, o, progress);
     if (tty) std::fprintf(stderr, "\n");
 
-    std::printf("\n| op | cases | PASSED | FAILED | MISTRUSTED | SKIPPED | INVALID | not finite | max r | cases/s |\n"
-                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("\n| op | cases | PASSED | FAILED | SUSPECT | MISTRUSTED | SKIPPED | INVALID | not finite | max r | max ratio | cases/s |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const auto& [op, t] : r.tallies)
-      std::printf("| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %.3g | %.1f |\n", std::string(ssd::op_name(op)).c_str(),
+      std::printf("| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %.3g | %.3g | %.1f |\n", std::string(ssd::op_name(op)).c_str(),
                   static_cast<long long>(t.cases), static_cast<long long>(t.passed), static_cast<long long>(t.failed),
-                  static_cast<long long>(t.mistrusted), static_cast<long long>(t.skipped),
-                  static_cast<long long>(t.invalid), static_cast<long long>(t.not_finite), t.max_r,
+                  static_cast<long long>(t.suspect), static_cast<long long>(t.mistrusted), static_cast<long long>(t.skipped),
+                  static_cast<long long>(t.invalid), static_cast<long long>(t.not_finite), t.max_r, t.max_ratio,
                   t.seconds > 0 ? static_cast<double>(t.cases) / t.seconds : 0.0);
     for (ssd::Op op : r.unimplemented) std::printf("| %s | not implemented by the library |\n", std::string(ssd::op_name(op)).c_str());
     for (const ssd::Failure& f : r.failures) std::printf("repro: %s\n", ssd::repro_command(context, f.judgement.problem).c_str());

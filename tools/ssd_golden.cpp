@@ -193,7 +193,8 @@ int export_inputs(const std::vector<std::string>& lines, bool manifest, const fs
 }
 
 std::string output_verdict(const ssd::CaseJudgement& j, const ssd::OutputJudgement& o) {
-  if (j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::failed) return o.failed() ? "FAILED" : "PASSED";
+  if (j.verdict == ssd::Verdict::passed || j.verdict == ssd::Verdict::failed || j.verdict == ssd::Verdict::suspect)
+    return o.failed() ? "FAILED" : o.suspect() ? "SUSPECT" : "PASSED";
   return std::string(ssd::verdict_name(j.verdict));
 }
 
@@ -222,10 +223,10 @@ int check(const std::vector<std::string>& files, int worst) {
       continue;
     }
     std::printf("%s  (%s)\n", j.problem.c_str(), file.c_str());
-    std::printf("  %-14s %-10s %10s %10s %9s\n", "output", "verdict", "max r", "compared", "failures");
+    std::printf("  %-14s %-10s %10s %10s %10s %9s\n", "output", "verdict", "max r", "ratio", "compared", "failures");
     for (const ssd::OutputJudgement& o : j.outputs)
-      std::printf("  %-14s %-10s %10.3g %10lld %9lld\n", o.name.c_str(), output_verdict(j, o).c_str(), o.max_r,
-                  static_cast<long long>(o.compared),
+      std::printf("  %-14s %-10s %10.3g %10.3g %10lld %9lld\n", o.name.c_str(), output_verdict(j, o).c_str(), o.max_r,
+                  o.ratio(), static_cast<long long>(o.compared),
                   static_cast<long long>(o.over_bound + o.exact_mismatches + o.not_finite));
     std::printf("  => %s%s%s\n", std::string(ssd::verdict_name(j.verdict)).c_str(), j.message.empty() ? "" : ": ",
                 j.message.c_str());

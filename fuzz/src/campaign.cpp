@@ -134,6 +134,7 @@ void OpTally::record(const CaseJudgement& j, double case_seconds) {
     case Verdict::crashed: ++failed, ++crashed; return;  // no outputs to measure
     case Verdict::timeout: ++failed, ++timeout; return;
     case Verdict::mistrusted: ++mistrusted; break;
+    case Verdict::suspect: ++suspect; break;
     case Verdict::skipped: ++skipped; return;
     case Verdict::invalid: ++invalid; return;
   }
@@ -142,20 +143,27 @@ void OpTally::record(const CaseJudgement& j, double case_seconds) {
   not_finite += any_not_finite ? 1 : 0;
   if (!j.outputs.empty()) {
     max_r = std::max(max_r, j.max_r());
+    max_ratio = std::max(max_ratio, j.max_ratio());
     ++r_decades[static_cast<std::size_t>(r_decade(j.max_r()))];
   }
 }
 
 CampaignSummary summarize(const CampaignResult& r) {
-  std::int64_t failed = 0;
+  std::int64_t failed = 0, suspect = 0;
   std::string untested;
   for (Op op : r.ops) {
     const auto it = r.tallies.find(op);
     const OpTally t = it == r.tallies.end() ? OpTally{} : it->second;
     failed += t.failed;
+    suspect += t.suspect;
     if (t.cases == t.skipped) untested += (untested.empty() ? "" : ", ") + std::string(op_name(op));
   }
-  if (failed > 0) return {1, "FAILURES FOUND: " + std::to_string(failed) + " failing case(s)"};
+  if (failed > 0)
+    return {1, "FAILURES FOUND: " + std::to_string(failed) + " failing case(s)" +
+                   (suspect > 0 ? ", " + std::to_string(suspect) + " SUSPECT" : std::string())};
+  if (suspect > 0)
+    return {1, "SUSPECT: " + std::to_string(suspect) +
+                   " case(s) within every bound but with errors far above honest rounding"};
   if (r.ops.empty()) return {3, "NOTHING TESTED: the library implements none of the selected ops"};
   if (!untested.empty()) return {3, "NOTHING TESTED for " + untested + ": every case SKIPPED"};
   return {0, "no failures"};
@@ -172,10 +180,10 @@ void run_case(CaseChecker& checker, const CampaignOptions& o, const Problem& giv
   const double seconds = checker.last_case_seconds();
   result.tallies[p.op].record(j, seconds);
   result.by_dtype[{p.op, p.dtype}].record(j, seconds);
-  if (!is_failure(j.verdict)) return;
+  if (!is_alarm(j.verdict)) return;
   Failure f;
   f.original = p;
-  f.minimal = checker.library().as_declared(shrink());
+  f.minimal = j.verdict == Verdict::suspect ? p : checker.library().as_declared(shrink());
   f.judgement = f.minimal == p ? j : checker.check(f.minimal);
   if (!o.dump_dir.empty()) {
     try {

@@ -22,8 +22,9 @@ json tally_json(const OpTally& t) {
   json decades = json::object();
   for (int d = 0; d < kRDecades; ++d) decades[r_decade_label(d)] = t.r_decades[static_cast<std::size_t>(d)];
   return {{"cases", t.cases},       {"PASSED", t.passed},   {"FAILED", t.failed},         {"MISTRUSTED", t.mistrusted},
-          {"CRASHED", t.crashed},   {"TIMEOUT", t.timeout},
+          {"CRASHED", t.crashed},   {"TIMEOUT", t.timeout}, {"SUSPECT", t.suspect},
           {"SKIPPED", t.skipped},   {"INVALID", t.invalid}, {"not_finite", t.not_finite}, {"max_r", number_or_inf(t.max_r)},
+          {"max_ratio", number_or_inf(t.max_ratio)},
           {"seconds", t.seconds},   {"r_decades", decades}};
 }
 
@@ -70,6 +71,7 @@ std::string json_report(const CampaignResult& r, const ReportContext& context) {
                         {"problem", f.judgement.problem},
                         {"original", to_string(f.original)},
                         {"max_r", number_or_inf(f.judgement.max_r())},
+                        {"max_ratio", number_or_inf(f.judgement.max_ratio())},
                         {"message", f.judgement.message},
                         {"description", describe(f.judgement)},
                         {"repro", repro_command(context, f.judgement.problem)},
@@ -98,14 +100,18 @@ std::string junit_report(const CampaignResult& r, const ReportContext& context) 
     ++tests;
     cases += "    <testcase classname=\"ssd-fuzz." + xml_escape(context.library_name) + "\" name=\"" + xml_escape(name) +
              "\" time=\"" + std::to_string(t.seconds) + "\">\n";
-    if (t.failed > 0) {
+    if (t.failed > 0 || t.suspect > 0) {
       ++failures;
       std::string text;
       for (const Failure& f : r.failures)
         if (f.minimal.op == key.first && f.minimal.dtype == key.second)
           text += describe(f.judgement) + "\n" + repro_command(context, f.judgement.problem) + "\n";
-      cases += "      <failure message=\"" + std::to_string(t.failed) + " of " + std::to_string(t.cases) +
-               " cases FAILED\">" + xml_escape(text) + "</failure>\n";
+      const std::string what = t.failed > 0 ? std::to_string(t.failed) + " of " + std::to_string(t.cases) + " cases FAILED"
+                                            : std::string();
+      const std::string suspect = t.suspect > 0 ? std::to_string(t.suspect) + " of " + std::to_string(t.cases) + " cases SUSPECT"
+                                                : std::string();
+      cases += "      <failure message=\"" + what + (what.empty() || suspect.empty() ? "" : ", ") + suspect + "\">" +
+               xml_escape(text) + "</failure>\n";
     } else if (t.cases == t.skipped) {
       ++skipped;
       cases += "      <skipped message=\"every case SKIPPED\"/>\n";

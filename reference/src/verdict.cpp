@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <limits>
 
+#include "ssd/reference/suspicion.h"
+
 namespace ssd {
 namespace {
 
@@ -20,6 +22,8 @@ void keep_worst(std::vector<ElementReport>& worst, ElementReport e, int count) {
 OutputJudgement judge_output(const Output& want, const OutputBound& bound, const Tensor& got, int worst_count) {
   OutputJudgement j;
   j.name = want.name;
+  const bool has_sigma = bound.sigma.numel() == want.value.numel();
+  double error_squares = 0.0, scale_squares = 0.0;
   for (std::int64_t i = 0; i < want.value.numel(); ++i) {
     if (!want.is_defined(i)) continue;
     ++j.compared;
@@ -58,6 +62,11 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
     } else {
       e.r = std::fabs(y - y_star) / b;
       j.max_r = std::max(j.max_r, e.r);
+      if (has_sigma && bound.sigma[i] > 0) {
+        ++j.stat_elements;
+        error_squares += (y - y_star) * (y - y_star);
+        scale_squares += bound.sigma[i] * bound.sigma[i];
+      }
       ++j.histogram[static_cast<std::size_t>(histogram_bin(e.r))];
       if (e.r > 1.0) {
         ++j.over_bound;
@@ -71,6 +80,8 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
                                                           e.r > j.worst.back().r)))
       keep_worst(j.worst, std::move(e), worst_count);
   }
+  j.error_norm = std::sqrt(error_squares);
+  j.scale = std::sqrt(scale_squares);
   // Coordinates only for the elements kept: this loop runs over every element of every case.
   for (ElementReport& e : j.worst) e.index = index_string(want.value.shape(), e.flat);
   return j;
@@ -93,11 +104,18 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::invalid: return "INVALID";
     case Verdict::crashed: return "CRASHED";
     case Verdict::timeout: return "TIMEOUT";
+    case Verdict::suspect: return "SUSPECT";
   }
   return "?";
 }
 
 bool is_failure(Verdict v) { return v == Verdict::failed || v == Verdict::crashed || v == Verdict::timeout; }
+
+bool is_alarm(Verdict v) { return is_failure(v) || v == Verdict::suspect; }
+
+double OutputJudgement::ratio() const { return scale > 0 ? error_norm / scale : 0.0; }
+
+bool OutputJudgement::suspect() const { return is_suspect(stat_elements, ratio()); }
 
 int histogram_bin(double r) {
   if (!(r < 1.0)) return r < 2.0 ? kHistogramBins - 2 : kHistogramBins - 1;
@@ -117,6 +135,12 @@ std::string histogram_label(int bin) {
 double CaseJudgement::max_r() const {
   double r = 0.0;
   for (const auto& o : outputs) r = std::max(r, o.max_r);
+  return r;
+}
+
+double CaseJudgement::max_ratio() const {
+  double r = 0.0;
+  for (const auto& o : outputs) r = std::max(r, o.ratio());
   return r;
 }
 
@@ -146,6 +170,19 @@ CaseJudgement judge(const Problem& problem, const Outputs& oracle, const Bounds&
     j.verdict = Verdict::mistrusted;
     j.message = "every oracle output is zero: a pass would prove nothing";
   }
+  // The statistical verdict only speaks where the rigorous one would pass: FAILED stays FAILED.
+  if (j.verdict == Verdict::passed)
+    for (const OutputJudgement& o : j.outputs)
+      if (o.suspect()) {
+        char why[200];
+        std::snprintf(why, sizeof why,
+                      "output '%s': ||y - y*|| = %.3g is %.3g x its random-walk scale %.3g over %lld elements "
+                      "(SUSPECT above %.3g)",
+                      o.name.c_str(), o.error_norm, o.ratio(), o.scale, static_cast<long long>(o.stat_elements),
+                      kSuspicion.threshold);
+        j.verdict = Verdict::suspect;
+        j.message.append(j.message.empty() ? "" : "\n  ").append(why);
+      }
   return j;
 }
 
@@ -167,6 +204,7 @@ std::string describe(const CaseJudgement& j) {
   }
   s.append(")  ").append(j.problem);
   if (!j.message.empty()) s.append("\n  ").append(j.message);
+  if (j.verdict == Verdict::suspect) s.append("\n  ").append(j.repro());
   if (j.verdict == Verdict::failed) {
     for (const auto& o : j.outputs) {
       if (!o.failed()) continue;

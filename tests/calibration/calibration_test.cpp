@@ -1,7 +1,8 @@
 // The tolerance rule separates honest kernels from wrong ones: over 1000 random problems per op
 // (every dtype, flag and corner a campaign draws), both honest fp32 emulations (kernel order and
 // blocked/tree order) pass with max utilization r <= 0.5, and so does the TF32 emulation on problems
-// that declare dots=tf32. The r histogram of every op and output is printed at the end.
+// that declare dots=tf32, and none is SUSPECT. The r histogram and the largest statistical ratio
+// (ssd/reference/suspicion.h) of every op and output are printed at the end.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -11,6 +12,7 @@
 
 #include "ssd/fuzz/generators.h"
 #include "ssd/harness/runner.h"
+#include "ssd/reference/suspicion.h"
 
 namespace {
 
@@ -20,6 +22,8 @@ struct Tally {
   std::int64_t cases = 0, mistrusted = 0;
   double max_r = 0;
   std::string worst_case;
+  double max_ratio = 0;  // largest ||y - y*|| / scale among outputs with enough elements for the statistic
+  std::string worst_ratio_case;
   std::array<std::int64_t, ssd::kHistogramBins> histogram{};
 };
 std::map<std::string, Tally>& tallies() {
@@ -46,6 +50,10 @@ void honest_variant_passes(ssd::Op op, const char* variant, ssd::DotPrecision do
     if (o.max_r >= t.max_r) {
       t.max_r = o.max_r;
       t.worst_case = j.problem;
+    }
+    if (o.stat_elements >= ssd::kSuspicion.min_elements && o.ratio() >= t.max_ratio) {
+      t.max_ratio = o.ratio();
+      t.worst_ratio_case = j.problem;
     }
     for (int b = 0; b < ssd::kHistogramBins; ++b) t.histogram[static_cast<std::size_t>(b)] += o.histogram[static_cast<std::size_t>(b)];
   }
@@ -82,14 +90,16 @@ HONEST_TF32(ChunkScan, chunk_scan)
 
 // Runs last (gtest keeps definition order): the evidence behind docs/tolerance.md.
 TEST(Utilization, Histograms) {
-  std::printf("%-48s %6s %8s", "variant op output", "cases", "max r");
+  std::printf("%-48s %6s %8s %9s", "variant op output", "cases", "max r", "max ratio");
   for (int b = 0; b < ssd::kHistogramBins; ++b) std::printf(" %9s", ssd::histogram_label(b).c_str());
   std::printf("\n");
   for (const auto& [key, t] : tallies()) {
-    std::printf("%-48s %6lld %8.3f", key.c_str(), static_cast<long long>(t.cases), t.max_r);
+    std::printf("%-48s %6lld %8.3f %9.3f", key.c_str(), static_cast<long long>(t.cases), t.max_r, t.max_ratio);
     for (auto count : t.histogram) std::printf(" %9lld", static_cast<long long>(count));
     std::printf("\n");
   }
+  std::printf("\nlargest ratio per output and its case:\n");
+  for (const auto& [key, t] : tallies()) std::printf("%-48s %.3f  %s\n", key.c_str(), t.max_ratio, t.worst_ratio_case.c_str());
   std::printf("\n%-48s %6s %8s\n", "variant op dtype", "cases", "max r");
   for (const auto& [key, v] : by_dtype()) std::printf("%-48s %6lld %8.3f\n", key.c_str(), static_cast<long long>(v.first), v.second);
 }

@@ -40,7 +40,7 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
     for (std::int64_t i = 0; i < L; ++i)
       for (std::int64_t k = 0; k < terms(i, L); ++k) {
         const float cbv = in.cb_transposed ? cb[k * Q + i] : cb[i * Q + k];
-        const float decay = ctx.exp(std::fmin(ctx.sub(dA[i], dA[k]), 0.0f));
+        const float decay = ctx.exp(std::fmin(ctx.sub(ctx.decay_arg(dA[i]), ctx.decay_arg(dA[k])), 0.0f));
         coefficient[static_cast<std::size_t>(i * L + k)] =
             ctx.dot_operand(round_float(in.x_dtype, ctx.mul(ctx.mul(cbv, decay), dt[k])), in.x_dtype);
       }
@@ -54,7 +54,7 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
       // from its start.
       const std::int64_t j = packed && !carries ? seq(b, t) : -1;
       const bool own_init = j >= 0 && packed->has_init(j);
-      const float scale = carries ? ctx.exp(dA[i]) : own_init ? packed->decay_from_start(ctx, d, h, c, j, i) : 0.0f;
+      const float scale = carries ? ctx.exp(ctx.decay_arg(dA[i])) : own_init ? packed->decay_from_start(ctx, d, h, c, j, i) : 0.0f;
       const float* Ct = in.C + ((b * S + t) * G + g) * N;
       const float* row = coefficient.data() + i * L;
       for (std::int64_t p = 0; p < P; ++p) {

@@ -28,7 +28,7 @@ void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const f
     const bool ends_in_sequence = last_id >= 0 || ctx.has(Flaw::padding_chunk_state);
     for (std::int64_t k = 0; k < L; ++k) {
       const bool same_sequence = !seq.present() || (ends_in_sequence && seq(b, t0 + k) == last_id);
-      const float delta = std::fmin(ctx.sub(dAc[end], dAc[k]), 0.0f);
+      const float delta = std::fmin(ctx.sub(ctx.decay_arg(dAc[end]), ctx.decay_arg(dAc[k])), 0.0f);
       // seq_exp_dropped: with seq_idx the weight takes the clamped exponent itself, not its exp.
       const float decay = seq.present() && ctx.has(Flaw::seq_exp_dropped) ? delta : ctx.exp(delta);
       const float w = same_sequence ? ctx.mul(decay, dtc[k]) : 0.0f;
@@ -39,10 +39,12 @@ void chunk_state_kernel(const Ctx& ctx, const OpDims& d, const float* B, const f
     const float* xc = x + ((b * S + t0) * H + h) * P;
     float* out = states + item * P * N;
     for (std::int64_t p = 0; p < P; ++p)
-      for (std::int64_t n = 0; n < N; ++n)
-        out[p * N + n] = ctx.sum(L, [&](std::int64_t k) {
+      for (std::int64_t n = 0; n < N; ++n) {
+        const auto term = [&](std::int64_t k) {
           return ctx.mul(ctx.dot_operand(xc[k * H * P + p], x_dtype), Bw[static_cast<std::size_t>(k * N + n)]);
-        });
+        };
+        out[p * N + n] = ctx.has(Flaw::state_sum_bf16) ? ctx.sum_bf16(L, term) : ctx.sum(L, term);
+      }
   }
 }
 

@@ -33,7 +33,11 @@ inline float round_float(DType t, float v) {
 class Ctx {
  public:
   explicit Ctx(const EmulationOptions& o)
-      : order_(o.order), flaw_(o.flaw), bf16_(o.flaw == Flaw::all_bf16), tf32_(o.tf32_dots) {}
+      : order_(o.order),
+        flaw_(o.flaw),
+        bf16_(o.flaw == Flaw::all_bf16),
+        // tf32_undeclared: the dots read TF32 while the library's table declares IEEE.
+        tf32_(o.tf32_dots || o.flaw == Flaw::tf32_undeclared) {}
 
   // A dot-product operand stored in `t`: with TF32 dots an f32 operand keeps 10 mantissa bits
   // (truncated, the worse of the two hardware behaviours); 16-bit operands are exact in TF32.
@@ -50,6 +54,8 @@ class Ctx {
   }
 
   bool has(Flaw f) const { return flaw_ == f; }
+  // A dA cumsum value as the decays read it: decay_cumsum_bf16 rounds it to bf16 first.
+  float decay_arg(float v) const { return has(Flaw::decay_cumsum_bf16) ? round_float(DType::bf16, v) : v; }
   SumOrder order() const { return order_; }
 
   float r(float v) const { return bf16_ ? round_float(DType::bf16, v) : v; }
@@ -60,7 +66,14 @@ class Ctx {
   float exp(float v) const { return r(std::exp(v)); }
   float log(float v) const { return r(std::log(v)); }
   // The kernels' softplus: log(exp(x) + 1) in fp32 for x <= 20, x above (not log1p).
-  float softplus(float v) const { return v <= 20.0f ? log(add(exp(v), 1.0f)) : v; }
+  // softplus_bf16 evaluates it on the bf16-rounded argument and rounds the result to bf16.
+  float softplus(float v) const {
+    if (has(Flaw::softplus_bf16)) {
+      const float x = round_float(DType::bf16, v);
+      return round_float(DType::bf16, x <= 20.0f ? log(add(exp(x), 1.0f)) : x);
+    }
+    return v <= 20.0f ? log(add(exp(v), 1.0f)) : v;
+  }
   // Triton's sigmoid 1 / (1 + exp(-z)); the gate is y * (z * sigmoid(z)).
   float sigmoid(float v) const { return div(1.0f, add(1.0f, exp(-v))); }
   float gate(float y, float z) const { return mul(y, mul(z, sigmoid(z))); }
@@ -109,6 +122,14 @@ class Ctx {
       if (m % 2 == 1) blocks[m / 2] = blocks[m - 1];
     }
     return add(init, blocks[0]);
+  }
+
+  // sum() with the accumulator held in bf16 (state_sum_bf16): each partial sum rounded to bf16.
+  template <class F>
+  float sum_bf16(std::int64_t n, F&& term) const {
+    float acc = 0.0f;
+    for (std::int64_t k = 0; k < n; ++k) acc = round_float(DType::bf16, add(acc, term(k)));
+    return acc;
   }
 
   // Inclusive prefix sum out[i] = in[0] + ... + in[i]. Sequential: one running sum. Blocked: a

@@ -31,6 +31,11 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::init_decay_step_short: return "init_decay_step_short";
     case Flaw::single_sequence_init_dropped: return "single_sequence_init_dropped";
     case Flaw::has_initial_states_ignored: return "has_initial_states_ignored";
+    case Flaw::entering_states_bf16: return "entering_states_bf16";
+    case Flaw::tf32_undeclared: return "tf32_undeclared";
+    case Flaw::state_sum_bf16: return "state_sum_bf16";
+    case Flaw::softplus_bf16: return "softplus_bf16";
+    case Flaw::decay_cumsum_bf16: return "decay_cumsum_bf16";
   }
   return "unknown";
 }

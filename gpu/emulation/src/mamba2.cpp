@@ -55,6 +55,7 @@ Outputs mamba2(const Problem& p, const InputSet& in, const Ctx& ctx) {
   std::vector<float> prev(state_count), final_states(static_cast<std::size_t>(Bt * H * P * N));
   state_passing_kernel(ctx, dp, states.data(), alpha.data(), a.initial_states ? init.data() : nullptr, seq, DType::f32,
                        prev.data(), final_states.data(), starts);
+  if (ctx.has(Flaw::entering_states_bf16)) round_all(prev, DType::bf16);
 
   // 4. CB = C B^T in f32, operands in the dot dtype, masked by seq_idx.
   const DType dot = dot_dtype(C_dtype, a.B->dtype());

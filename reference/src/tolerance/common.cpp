@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ssd/reference/errors.h"
+#include "ssd/reference/suspicion.h"
 
 namespace ssd {
 
@@ -103,6 +104,7 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
   b.reduction_length = terms.reduction_length;
   b.bound = Tensor(DType::f64, oracle.value.shape());
   b.exact.assign(static_cast<std::size_t>(oracle.value.numel()), 0);
+  b.sigma = Tensor(DType::f64, oracle.value.shape());  // zeros: no statistic where the bound is 0 or inf
   bool any_exact = false;
   for (std::int64_t i = 0; i < oracle.value.numel(); ++i) {
     const double y = oracle.value[i];
@@ -123,6 +125,9 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     const double F = terms.floor ? (*terms.floor)[i] : 0.0;
     b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + terms.intermediate_roundoff * S + terms.floor_unit * F) +
                         accumulation * S + exponent * E + tau;
+    // The same terms without the safety factors, in quadrature (ssd/reference/suspicion.h).
+    b.sigma.data()[i] = element_sigma(u_out * std::fabs(y), terms.intermediate_roundoff * S, terms.floor_unit * F,
+                                      kAccumulationRoundoff * phi * S, kAccumulationRoundoff * phi * E);
   }
   if (!any_exact) b.exact.clear();
   return b;

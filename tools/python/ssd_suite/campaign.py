@@ -11,7 +11,7 @@ from .adapter import adapter_name, check_case, implemented_ops, run_case
 from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
 from .report import DECADES, json_report, r_decade, write_report
 
-VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID")
+VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT")
 
 
 class OpTally:
@@ -20,6 +20,7 @@ class OpTally:
     def __init__(self):
         self.cases = self.passed = self.failed = self.mistrusted = self.skipped = self.invalid = 0
         self.crashed = self.timeout = 0  # of the failed cases, those whose call never returned
+        self.suspect = 0  # within every bound, error norm far above honest rounding (docs/tolerance.md)
         self.not_finite = 0
         self.max_r = 0.0
         self.seconds = 0.0

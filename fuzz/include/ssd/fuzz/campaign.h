@@ -48,13 +48,17 @@ std::string r_decade_label(int decade);
 
 struct OpTally {
   std::int64_t cases = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0, invalid = 0;
+  std::int64_t suspect = 0;  // SUSPECT: within every bound, error norm far above honest rounding
   std::int64_t crashed = 0, timeout = 0;  // of the FAILED cases, those whose call never returned
   std::int64_t not_finite = 0;  // cases with a NaN or Inf output where the oracle is finite
   double max_r = 0, seconds = 0;
+  double max_ratio = 0;  // largest statistical ratio ||y - y*|| / scale of any output (SUSPECT above the threshold)
   std::array<std::int64_t, kRDecades> r_decades{};  // judged cases (PASSED, FAILED, MISTRUSTED)
   void record(const CaseJudgement& j, double seconds);
 };
 
+// A FAILED (CRASHED, TIMEOUT) case shrunk to a minimal problem, or a SUSPECT case as drawn: the
+// statistic needs many elements, so a shrunk case would no longer show it.
 struct Failure {
   Problem original, minimal;
   CaseJudgement judgement;      // of the minimal problem
@@ -71,7 +75,7 @@ struct CampaignResult {
 };
 
 // How a campaign ended, as ssd-fuzz reports it: exit status 0 (every op ran cases, none failed),
-// 1 (a failure), 3 (nothing was tested: no op selected, or every case SKIPPED), and one line saying so.
+// 1 (a failure or a SUSPECT case), 3 (nothing was tested: no op selected, or every case SKIPPED), and one line saying so.
 struct CampaignSummary {
   int exit_status = 0;
   std::string line;

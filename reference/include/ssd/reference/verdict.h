@@ -14,10 +14,16 @@ namespace ssd {
 
 // CRASHED: the kernel call killed its process (a signal, or exit/_exit inside the kernel);
 // TIMEOUT: the call outlived its time limit. Both come from an isolated run (ssd/harness/case_checker.h).
-enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout };
-std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT"
-// The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT.
+// SUSPECT: every element within its bound, but an output's normwise error is far above an honest
+// kernel's random-walk rounding error (ssd/reference/suspicion.h); only a case that would pass.
+enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout, suspect };
+std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT", "SUSPECT"
+// The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT. SUSPECT is not among them
+// (no element is proven wrong, so shrinking and dumps leave it alone); campaigns count it apart and
+// exit 1 on it all the same (is_alarm).
 bool is_failure(Verdict v);
+// A verdict that makes a campaign or check exit 1: a failure or SUSPECT.
+bool is_alarm(Verdict v);
 
 // Utilization histogram edges: [0, 1/64), [1/64, 1/32), ..., [1/2, 1), [1, 2), [2, inf) and exact
 // mismatches counted apart. Bin i < 7 holds r in [2^(i-7), 2^(i-6)) (bin 0 from 0).
@@ -43,6 +49,12 @@ struct OutputJudgement {
   double max_r = 0.0;
   std::array<std::int64_t, kHistogramBins> histogram{};
   std::vector<ElementReport> worst;  // largest r first (exact and non-finite failures first)
+  // The statistical verdict's terms over the elements with a finite, nonzero bound and a sigma:
+  // ||y - y*||_2 and sqrt(sum sigma_i^2) (ssd/reference/suspicion.h).
+  std::int64_t stat_elements = 0;
+  double error_norm = 0.0, scale = 0.0;
+  double ratio() const;    // error_norm / scale; 0 without a scale
+  bool suspect() const;    // enough elements and ratio above the threshold
   bool failed() const { return over_bound > 0 || exact_mismatches > 0 || not_finite > 0; }
 };
 
@@ -52,6 +64,7 @@ struct CaseJudgement {
   std::string message;  // why (MISTRUSTED, SKIPPED, INVALID, CRASHED, TIMEOUT; memory findings), else empty
   std::vector<OutputJudgement> outputs;
   double max_r() const;
+  double max_ratio() const;  // the largest statistical ratio of any output
   std::string repro() const { return "repro: " + problem; }
 };
 

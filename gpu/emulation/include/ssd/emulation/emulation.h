@@ -43,6 +43,13 @@ enum class Flaw {
   init_decay_step_short,  // packed batch: the initial state reaches tokens with one decay step too few (vLLM #21783)
   single_sequence_init_dropped,  // packed batch of one sequence: its initial state is dropped (vLLM #22034)
   has_initial_states_ignored,    // packed batch: a sequence without an initial state starts from its stale row (vLLM #14857)
+  // Precision losses that stay inside the per-element bounds on large 16-bit cases (the SUSPECT
+  // verdict is there for them):
+  entering_states_bf16,   // Mamba2Fwd: the inter-chunk states rounded to bf16 where the contract keeps f32 / C's dtype
+  tf32_undeclared,        // f32 dot-product operands read as TF32 while the library declares IEEE dots
+  state_sum_bf16,         // chunk_state: the sum over the chunk's tokens accumulated in bf16
+  softplus_bf16,          // dt's softplus evaluated in bf16 (argument and result rounded to bf16)
+  decay_cumsum_bf16,      // the within-chunk decays exp(dA ...) computed from a bf16-rounded dA cumsum
 };
 
 std::string_view flaw_name(Flaw f);
@@ -54,7 +61,8 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::group_index_modulo, Flaw::padding_row_updates,
     Flaw::seq_exp_dropped,   Flaw::padding_chunk_state,   Flaw::state_passing_inclusive, Flaw::dt_limit_floor,
     Flaw::init_decay_from_chunk_start, Flaw::init_decay_step_short, Flaw::single_sequence_init_dropped,
-    Flaw::has_initial_states_ignored};
+    Flaw::has_initial_states_ignored, Flaw::entering_states_bf16, Flaw::tf32_undeclared, Flaw::state_sum_bf16,
+    Flaw::softplus_bf16, Flaw::decay_cumsum_bf16};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
