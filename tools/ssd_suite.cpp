@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
     for (const auto& [key, t] : fuzz.by_dtype) {
       ssd::OpTally& row = table[key];
       row.cases += t.cases, row.passed += t.passed, row.failed += t.failed, row.mistrusted += t.mistrusted;
-      row.skipped += t.skipped, row.invalid += t.invalid, row.not_finite += t.not_finite;
+      row.skipped += t.skipped, row.invalid += t.invalid, row.not_finite += t.not_finite, row.suspect += t.suspect;
       row.max_r = std::max(row.max_r, t.max_r);
     }
     for (const ssd::Failure& f : fuzz.failures) std::printf("%s\n", ssd::describe(f.judgement).c_str());
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
       bool any = false;
       for (ssd::Op op : ssd::kAllOps)
         for (const ssd::Problem& p : ssd::op_spec(op).smoke())
-          if (ssd::check_case(mutant, p).verdict == ssd::Verdict::failed) {
+          if (ssd::is_alarm(ssd::check_case(mutant, p).verdict)) {  // FAILED or SUSPECT
             caught[{op, p.dtype}].insert(name);
             any = true;
           }
@@ -120,14 +120,14 @@ int main(int argc, char** argv) {
     ok = ok && flaws_caught == flaws;
     std::printf("[3/3] planted bugs: %zu of %zu caught (%.1f s)\n\n", flaws_caught, flaws, since(planted_start));
 
-    std::printf("| op | dtype | cases | PASSED | FAILED | MISTRUSTED | SKIPPED | INVALID | max r | planted bugs caught |\n"
-                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    std::printf("| op | dtype | cases | PASSED | FAILED | SUSPECT | MISTRUSTED | SKIPPED | INVALID | max r | planted bugs caught |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const auto& [key, t] : table) {
-      ok = ok && t.failed == 0;
-      std::printf("| %s | %s | %lld | %lld | %lld | %lld | %lld | %lld | %.3g | %zu |\n",
+      ok = ok && t.failed == 0 && t.suspect == 0;
+      std::printf("| %s | %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld | %.3g | %zu |\n",
                   std::string(ssd::op_name(key.first)).c_str(), std::string(ssd::dtype_name(key.second)).c_str(),
                   static_cast<long long>(t.cases), static_cast<long long>(t.passed), static_cast<long long>(t.failed),
-                  static_cast<long long>(t.mistrusted), static_cast<long long>(t.skipped),
+                  static_cast<long long>(t.suspect), static_cast<long long>(t.mistrusted), static_cast<long long>(t.skipped),
                   static_cast<long long>(t.invalid), t.max_r, caught[key].size());
     }
     std::printf("\n%s in %.1f s. To judge your own kernels: docs/testing-your-kernel.md\n",

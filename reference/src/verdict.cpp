@@ -62,7 +62,7 @@ OutputJudgement judge_output(const Output& want, const OutputBound& bound, const
     } else {
       e.r = std::fabs(y - y_star) / b;
       j.max_r = std::max(j.max_r, e.r);
-      if (has_sigma && bound.sigma[i] > 0) {
+      if (has_sigma) {
         ++j.stat_elements;
         error_squares += (y - y_star) * (y - y_star);
         scale_squares += bound.sigma[i] * bound.sigma[i];

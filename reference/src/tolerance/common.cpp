@@ -126,8 +126,14 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + terms.intermediate_roundoff * S + terms.floor_unit * F) +
                         accumulation * S + exponent * E + tau;
     // The same terms without the safety factors, in quadrature (ssd/reference/suspicion.h).
-    b.sigma.data()[i] = element_sigma(u_out * std::fabs(y), terms.intermediate_roundoff * S, terms.floor_unit * F,
-                                      kAccumulationRoundoff * phi * S, kAccumulationRoundoff * phi * E);
+    // The same terms without the safety factors, in quadrature, charged on the size of the partial
+    // values rather than on the shadow S (ssd/reference/suspicion.h): max(|y*|, S / sqrt(n)), the
+    // result, or where it cancels the random-walk size of n terms whose magnitudes sum to S.
+    const double y_abs = std::fabs(y);
+    const double walk = std::max(y_abs, S / std::sqrt(static_cast<double>(terms.reduction_length)));
+    // The floors stay absolute: below the normal range the roundings are not relative to anything.
+    b.sigma.data()[i] = element_sigma(u_out * y_abs, terms.intermediate_roundoff * walk, std::hypot(terms.floor_unit * F, tau),
+                                      kAccumulationRoundoff * phi * walk, kAccumulationRoundoff * phi * E * walk / S);
   }
   if (!any_exact) b.exact.clear();
   return b;

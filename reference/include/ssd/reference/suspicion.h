@@ -16,7 +16,7 @@ namespace ssd {
 // they live here and nowhere else.
 struct SuspicionConstants {
   // An output whose ||y - y*||_2 / sqrt(sum sigma_i^2) exceeds this is SUSPECT.
-  double threshold = 1e6;
+  double threshold = 1.0;
   // Fewer elements in the statistic: no statistical verdict (a few elements are no random walk).
   std::int64_t min_elements = 64;
 };
