@@ -5,8 +5,9 @@
 
 namespace ssd {
 
-double element_sigma(double u_out_y, double u_mid_S, double floor_F, double acc_S, double exp_E) {
-  return std::sqrt(u_out_y * u_out_y + u_mid_S * u_mid_S + floor_F * floor_F + acc_S * acc_S + exp_E * exp_E);
+double element_sigma(double output, double intermediate, double floor, double accumulation, double exponent) {
+  return std::sqrt(output * output + intermediate * intermediate + floor * floor + accumulation * accumulation +
+                   exponent * exponent);
 }
 
 double normwise_ratio(double error_square_sum, double scale_square_sum) {

@@ -3,27 +3,32 @@
 //
 // An honest kernel's rounding errors are many small, mostly independent terms: over all compared
 // elements of an output, ||y - y*||_2 stays near the quadrature sum of the per-element scales
-//   sigma_i = sqrt((u_out y*)^2 + (u_mid S)^2 + (f F)^2 + (u_acc phi S)^2 + (u_acc phi E)^2),
-// the bound's own terms without its safety factors, summed as a random walk rather than added.
-// A kernel that rounds more than the contract grants (bf16 states, TF32 dots, a bf16 accumulator)
-// can keep every element inside the rigorous bound while its error norm grows far past that scale.
+//   sigma_i = sqrt((u_out y*)^2 + (u_mid v)^2 + (f F)^2 + tau_out^2 + (u_acc phi v)^2 + (u_acc phi E v/S)^2),
+//   v = max(|y*|, S / sqrt(n)),
+// the bound's own terms without its safety factors, summed as a random walk rather than added, and
+// charged on v, the size of the values the kernel actually rounds (the result, or where it cancels
+// the random-walk size of n terms whose magnitudes sum to S), not on the shadow S itself.
+// A kernel that rounds more than the contract grants (bf16 states, a bf16 accumulator, a bf16
+// softplus) can keep every element inside the rigorous bound while its error norm grows past it.
+// A correctly rounded output has |y_i - y*_i| <= u_out |y*_i| <= sigma_i, so its ratio is at most 1.
 #pragma once
 #include <cstdint>
 
 namespace ssd {
 
-// Calibrated against the honest emulations (tests/calibration/suspicion_calibration_test.cpp);
+// Calibrated against the honest emulations (tests/calibration/calibration_test.cpp);
 // they live here and nowhere else.
 struct SuspicionConstants {
-  // An output whose ||y - y*||_2 / sqrt(sum sigma_i^2) exceeds this is SUSPECT.
+  // An output whose ||y - y*||_2 / sqrt(sum sigma_i^2) exceeds this is SUSPECT. The honest
+  // emulations reach 0.866 at most (docs/tolerance.md), and a correctly rounded output cannot pass 1.
   double threshold = 1.0;
   // Fewer elements in the statistic: no statistical verdict (a few elements are no random walk).
   std::int64_t min_elements = 64;
 };
 inline constexpr SuspicionConstants kSuspicion{};
 
-// sigma_i from the bound's terms (the quantities of make_bound, see the formula above).
-double element_sigma(double u_out_y, double u_mid_S, double floor_F, double acc_S, double exp_E);
+// sigma_i from its five terms (the formula above; the floor term holds f F and tau_out together).
+double element_sigma(double output, double intermediate, double floor, double accumulation, double exponent);
 // ||e||_2 / scale from the two sums of squares; 0 when the scale is 0.
 double normwise_ratio(double error_square_sum, double scale_square_sum);
 // Whether an output with these statistics is SUSPECT under `c`.
