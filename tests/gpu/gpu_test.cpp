@@ -28,8 +28,8 @@ const ssd::KernelLibrary& gpu() {
 }
 
 struct Row {
-  int cases = 0, passed = 0, failed = 0, other = 0;
-  double max_r = 0;
+  int cases = 0, passed = 0, failed = 0, suspect = 0, other = 0;
+  double max_r = 0, max_ratio = 0;  // max_ratio: the SUSPECT statistic (ssd/reference/suspicion.h)
 };
 std::map<std::string, Row>& table() {
   static std::map<std::string, Row> rows;
@@ -43,9 +43,11 @@ ssd::CaseJudgement record(const std::string& group, const ssd::Problem& p) {
   ++row.cases;
   if (j.verdict == ssd::Verdict::passed) ++row.passed;
   else if (j.verdict == ssd::Verdict::failed) ++row.failed;
+  else if (j.verdict == ssd::Verdict::suspect) ++row.suspect;
   else ++row.other;
   row.max_r = std::max(row.max_r, j.max_r());
-  if (j.verdict == ssd::Verdict::failed) std::printf("%s\n", ssd::describe(j).c_str());
+  row.max_ratio = std::max(row.max_ratio, j.max_ratio());
+  if (ssd::is_alarm(j.verdict)) std::printf("%s\n", ssd::describe(j).c_str());
   return j;
 }
 
@@ -138,9 +140,11 @@ TEST(GpuWorkloads, FullSize) {
 class VerdictTable : public ::testing::Environment {
  public:
   void TearDown() override {
-    std::printf("\n| group op dtype | cases | PASSED | FAILED | other | max r |\n|---|---:|---:|---:|---:|---:|\n");
+    std::printf("\n| group op dtype | cases | PASSED | FAILED | SUSPECT | other | max r | max ratio |\n"
+                "|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for (const auto& [key, r] : table())
-      std::printf("| %s | %d | %d | %d | %d | %.3f |\n", key.c_str(), r.cases, r.passed, r.failed, r.other, r.max_r);
+      std::printf("| %s | %d | %d | %d | %d | %d | %.3f | %.3f |\n", key.c_str(), r.cases, r.passed, r.failed, r.suspect,
+                  r.other, r.max_r, r.max_ratio);
   }
 };
 

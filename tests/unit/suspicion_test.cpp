@@ -4,8 +4,10 @@
 
 #include <cmath>
 
+#include "ssd/reference/op_spec.h"
 #include "ssd/reference/problem.h"
 #include "ssd/reference/suspicion.h"
+#include "ssd/reference/tolerance.h"
 #include "ssd/reference/verdict.h"
 
 namespace {
@@ -97,6 +99,32 @@ TEST(Suspicion, BoundsWithoutSigmaGiveNoStatisticalVerdict) {
   stripped.add(std::move(b));
   c.bounds = stripped;
   EXPECT_EQ(c.judge().verdict, ssd::Verdict::passed);
+}
+
+}  // namespace
+
+namespace {
+
+// sigma of chunk_coupling with N = 1 in f32, worked by hand: CB[i][k] = C_i B_k, a single product,
+// so S = |C_i B_k| = |y*|, n = 1, phi = 1 + 4, no intermediate rounding (f32 operands), E = 0:
+// sigma = sqrt((2^-24 y*)^2 + tau^2 + (2^-24 x 5 x |y*|)^2) = 2^-24 |y*| sqrt(26) (+ tau, 2^-126).
+TEST(Suspicion, SigmaOfASingleProductByHand) {
+  const ssd::Problem p = ssd::parse_problem("chunk_coupling:f32 b1 s4 g1 n1 q4 seed=1");
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::Outputs oracle = ssd::op_spec(p.op).chunked(p, in);
+  const ssd::Bounds bounds = ssd::compute_bounds(p, in, oracle);
+  const ssd::Output& cb = oracle.get("CB");
+  const ssd::OutputBound& b = bounds.get("CB");
+  ASSERT_EQ(b.sigma.numel(), cb.value.numel());
+  int checked = 0;
+  for (std::int64_t i = 0; i < cb.value.numel(); ++i) {
+    if (!cb.is_defined(i) || b.is_exact(i)) continue;
+    const double y = std::fabs(cb.value[i]);
+    const double want = std::sqrt(std::pow(0x1p-24 * y, 2) * 26 + std::pow(0x1p-126, 2));
+    EXPECT_NEAR(b.sigma[i], want, 1e-12 * want) << i;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0);
 }
 
 }  // namespace
