@@ -216,6 +216,9 @@ static void test_chunk_cumsum_by_hand(void) {
   OK(ssd_capi_judgement_max_r(j, &max_r));
   CHECK(verdict != NULL && strcmp(verdict, "PASSED") == 0);
   CHECK(max_r >= 0 && max_r <= 0.5); /* one f32 rounding of an exact value: r <= 1/2 by construction */
+  double max_ratio = -1;
+  OK(ssd_capi_judgement_max_ratio(j, &max_ratio));
+  CHECK(max_ratio >= 0 && max_ratio <= 1); /* |error| <= u_out |y*| <= sigma per element, so the norm ratio <= 1 */
   ssd_capi_judgement_free(j);
 
   const int wrong = ((1 * H + 2) * NC + 1) * Q + 1; /* [1,2,1,1] */

@@ -102,6 +102,11 @@ ssd_capi_status ssd_capi_judgement_max_r(const ssd_judgement* judgement, double*
                  [&] { need(max_r, "max_r") = need(judgement, "judgement").judgement.max_r(); });
 }
 
+ssd_capi_status ssd_capi_judgement_max_ratio(const ssd_judgement* judgement, double* max_ratio) {
+  return guarded("ssd_capi_judgement_max_ratio",
+                 [&] { need(max_ratio, "max_ratio") = need(judgement, "judgement").judgement.max_ratio(); });
+}
+
 ssd_capi_status ssd_capi_judgement_message(const ssd_judgement* judgement, const char** message) {
   return guarded("ssd_capi_judgement_message",
                  [&] { need(message, "message") = need(judgement, "judgement").judgement.message.c_str(); });

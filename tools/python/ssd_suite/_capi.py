@@ -80,6 +80,7 @@ _STATUS = {
     "judge_against_oracle": [P, POINTER(Output), c_int64, c_int32, POINTER(P)],
     "judgement_verdict": [P, POINTER(c_char_p)],
     "judgement_max_r": [P, POINTER(c_double)],
+    "judgement_max_ratio": [P, POINTER(c_double)],
     "judgement_message": [P, POINTER(c_char_p)],
     "judgement_problem": [P, POINTER(c_char_p)],
     "judgement_describe": [P, POINTER(c_char_p)],

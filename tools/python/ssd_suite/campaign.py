@@ -1,7 +1,7 @@
 """Fuzz campaigns of a Python adapter: ssd-fuzz's cases (case k of a seed, the same ops in turn,
 the same shards), a progress line, every failure shrunk greedily through the C API's shrink
-candidates and printed with a repro line, ssd-fuzz's summary table and exit status
-(0 clean, 1 failures, 3 nothing tested)."""
+candidates (a SUSPECT case kept as drawn) and printed with a repro line, ssd-fuzz's summary table
+and exit status (0 clean, 1 failures or SUSPECT cases, 3 nothing tested)."""
 import itertools
 import os
 import sys
@@ -23,6 +23,7 @@ class OpTally:
         self.suspect = 0  # within every bound, error norm far above honest rounding (docs/tolerance.md)
         self.not_finite = 0
         self.max_r = 0.0
+        self.max_ratio = 0.0  # the largest statistical ratio of any output (SUSPECT above the threshold)
         self.seconds = 0.0
         self.r_decades = [0] * len(DECADES)  # judged cases (PASSED, FAILED, MISTRUSTED) by max r
 
@@ -38,11 +39,12 @@ class OpTally:
         self.not_finite += 1 if j.not_finite else 0
         if j.outputs:
             self.max_r = max(self.max_r, j.max_r)
+            self.max_ratio = max(self.max_ratio, j.max_ratio)
             self.r_decades[r_decade(j.max_r)] += 1
 
 
 class Failure:
-    """A failing case: where it started, the minimal problem, its judgement, and its case file."""
+    """A failing (or SUSPECT) case: where it started, the minimal problem, its judgement, and its case file."""
 
     def __init__(self, original, minimal, judgement, dump=""):
         self.original, self.minimal, self.judgement, self.dump = original, minimal, judgement, dump
@@ -53,7 +55,7 @@ def dump_case(adapter, problem, folder):
     `ssd-golden check` replays without the adapter; "" when there is nothing to store (the adapter
     raised, an output is missing or mis-shaped, a kernel library, or no h5py)."""
     judgement, outputs = run_case(adapter, problem)
-    if outputs is None or not judgement.failed:
+    if outputs is None or not judgement.alarm:
         return ""
     try:
         from .case_file import file_name, write_results
@@ -75,10 +77,13 @@ class FuzzResult:
 
     def summary(self):
         failed = sum(t.failed for t in self.tallies.values())
+        suspect = sum(t.suspect for t in self.tallies.values())
         untested = [op for op in self.ops if self.tallies.get(op, OpTally()).cases ==
                     self.tallies.get(op, OpTally()).skipped]
         if failed:
-            return 1, f"FAILURES FOUND: {failed} failing case(s)"
+            return 1, f"FAILURES FOUND: {failed} failing case(s)" + (f", {suspect} SUSPECT" if suspect else "")
+        if suspect:
+            return 1, f"SUSPECT: {suspect} case(s) within every bound but with errors far above honest rounding"
         if not self.ops:
             return 3, "NOTHING TESTED: the adapter implements none of the selected ops"
         if untested:
@@ -90,14 +95,15 @@ class FuzzResult:
         return self.summary()[0]
 
     def table(self):
-        lines = ["| op | cases | PASSED | FAILED | MISTRUSTED | SKIPPED | INVALID | not finite | max r | cases/s |",
-                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines = ["| op | cases | PASSED | FAILED | SUSPECT | MISTRUSTED | SKIPPED | INVALID | not finite | max r "
+                 "| max ratio | cases/s |",
+                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
         order = op_names()
         for op in sorted(self.tallies, key=order.index):
             t = self.tallies[op]
             rate = t.cases / t.seconds if t.seconds > 0 else 0.0
-            lines.append(f"| {op} | {t.cases} | {t.passed} | {t.failed} | {t.mistrusted} | {t.skipped} | {t.invalid} "
-                         f"| {t.not_finite} | {t.max_r:.3g} | {rate:.1f} |")
+            lines.append(f"| {op} | {t.cases} | {t.passed} | {t.failed} | {t.suspect} | {t.mistrusted} | {t.skipped} "
+                         f"| {t.invalid} | {t.not_finite} | {t.max_r:.3g} | {t.max_ratio:.3g} | {rate:.1f} |")
         lines += [f"| {op} | not implemented by the adapter |" for op in self.unimplemented]
         return "\n".join(lines)
 
@@ -169,8 +175,8 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         seconds = _time.monotonic() - t0
         result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
         result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
-        if j.failed:
-            minimal = minimize(problem)
+        if j.alarm:
+            minimal = problem if j.suspect else minimize(problem)  # a SUSPECT case is about its size
             f = Failure(problem, minimal, j if minimal == problem else check_case(adapter, minimal))
             if dump:
                 f.dump = dump_case(adapter, minimal, dump)

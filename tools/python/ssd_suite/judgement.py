@@ -20,13 +20,15 @@ class Element:
 
 
 class Judgement:
-    """The verdict on one case: `verdict` ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID"),
-    `max_r`, `message`, `problem` (the canonical string), `description` (what ssd::describe prints),
+    """The verdict on one case: `verdict` ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID",
+    "SUSPECT"), `max_r`, `max_ratio` (the statistical verdict's largest ratio), `message`, `problem` (the canonical string), `description` (what ssd::describe prints),
     `worst` (Elements) and `outputs` ({name: dict of compared, over_bound, exact_mismatches,
     not_finite, max_r})."""
 
-    def __init__(self, verdict, problem, max_r=0.0, message="", description=None, worst=(), outputs=None):
+    def __init__(self, verdict, problem, max_r=0.0, message="", description=None, worst=(), outputs=None,
+                 max_ratio=0.0):
         self.verdict, self.problem, self.max_r, self.message = verdict, str(problem), max_r, message
+        self.max_ratio = max_ratio
         self.worst, self.outputs = list(worst), dict(outputs or {})
         self.description = description if description is not None else self._describe()
 
@@ -49,6 +51,15 @@ class Judgement:
         return self.verdict == "FAILED"
 
     @property
+    def suspect(self):
+        return self.verdict == "SUSPECT"
+
+    @property
+    def alarm(self):
+        """A verdict that makes a campaign exit 1 (ssd::is_alarm): FAILED or SUSPECT."""
+        return self.failed or self.suspect
+
+    @property
     def not_finite(self):
         return any(o["not_finite"] > 0 for o in self.outputs.values())
 
@@ -62,9 +73,10 @@ class Judgement:
     def _from_handle(cls, handle):
         h = handle.ptr
         verdict, message, problem, text = (ctypes.c_char_p() for _ in range(4))
-        max_r, count = ctypes.c_double(), ctypes.c_int64()
+        max_r, max_ratio, count = ctypes.c_double(), ctypes.c_double(), ctypes.c_int64()
         _capi.call("judgement_verdict", h, ctypes.byref(verdict))
         _capi.call("judgement_max_r", h, ctypes.byref(max_r))
+        _capi.call("judgement_max_ratio", h, ctypes.byref(max_ratio))
         _capi.call("judgement_message", h, ctypes.byref(message))
         _capi.call("judgement_problem", h, ctypes.byref(problem))
         _capi.call("judgement_describe", h, ctypes.byref(text))
@@ -83,7 +95,7 @@ class Judgement:
             _capi.call("judgement_worst", h, i, ctypes.byref(e))
             worst.append(Element(e))
         return cls(verdict.value.decode(), problem.value.decode(), max_r.value, message.value.decode(),
-                   text.value.decode(), worst, outputs)
+                   text.value.decode(), worst, outputs, max_ratio.value)
 
 
 def _c_outputs(outputs):

@@ -1,5 +1,5 @@
 """The JSON report of a campaign in ssd-fuzz's schema (fuzz/src/report.cpp): per op and dtype the
-cases, each verdict, not-finite cases, max r and the r histogram in decades, and every failure with
+cases, each verdict, not-finite cases, max r, max ratio and the r histogram in decades, and every failure with
 its problem, original case and repro command; written to a temporary name, then renamed."""
 import json
 import math
@@ -26,7 +26,8 @@ def _number_or_inf(v):
 
 def _tally(t):
     return {"cases": t.cases, "PASSED": t.passed, "FAILED": t.failed, "MISTRUSTED": t.mistrusted,
-            "CRASHED": t.crashed, "TIMEOUT": t.timeout, "SKIPPED": t.skipped, "INVALID": t.invalid, "not_finite": t.not_finite, "max_r": _number_or_inf(t.max_r),
+            "CRASHED": t.crashed, "TIMEOUT": t.timeout, "SUSPECT": t.suspect, "SKIPPED": t.skipped, "INVALID": t.invalid,
+            "not_finite": t.not_finite, "max_r": _number_or_inf(t.max_r), "max_ratio": _number_or_inf(t.max_ratio),
             "seconds": t.seconds, "r_decades": dict(zip(DECADES, t.r_decades))}
 
 
@@ -39,7 +40,8 @@ def json_report(result, kernels, library, seed, shard, repro_prefix, op_order):
         rows.append(row)
     failures = [{"op": f.minimal.op, "dtype": f.minimal.dtype, "verdict": f.judgement.verdict,
                  "problem": f.judgement.problem, "original": str(f.original),
-                 "max_r": _number_or_inf(f.judgement.max_r), "message": f.judgement.message,
+                 "max_r": _number_or_inf(f.judgement.max_r), "max_ratio": _number_or_inf(f.judgement.max_ratio),
+                 "message": f.judgement.message,
                  "description": f.judgement.description,
                  "repro": f"{repro_prefix} --problem '{f.judgement.problem}'", "case_file": f.dump}
                 for f in result.failures]
