@@ -1,5 +1,6 @@
 // RapidCheck generators of Problems driven by each OpSpec.
 #include "ssd/fuzz/generators.h"
+#include "ssd/reference/decode_plan.h"
 
 #include <algorithm>
 #include <limits>
@@ -125,6 +126,26 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     if (spec.takes_flag("sbi") && *gen::arbitrary<bool>()) {
       p.sbi = true;
       p.slots = p.b + *gen::inRange<std::int64_t>(0, 4);
+    }
+    // The serving decode step a third of the time (vLLM's and FlashInfer's selective_state_update):
+    // T tokens per row, per-token slot tables (speculative decoding) with num_accepted_tokens
+    // weighted to 0, 1 and T by the fill, write slots apart from the read slots, a padding id that
+    // is a real slot (a null block), a read-only state, the state after every token, and a 16-bit
+    // stored state (where carrying it rounded between tokens shows).
+    if (spec.takes_flag("tokens") && o.serving && *gen::inRange(0, 3) == 0) {
+      p.tokens = *gen::element<std::int64_t>(1, 2, 3, 4, 2, 3, 8);
+      p.sbi = p.sbi || *gen::inRange(0, 4) != 0;
+      if (p.sbi) {
+        p.spec = *gen::arbitrary<bool>();
+        p.accepted = p.spec && *gen::arbitrary<bool>();
+        p.dst = *gen::arbitrary<bool>();
+        if (*gen::inRange(0, 4) == 0) p.pad = *gen::inRange<std::int64_t>(0, 2);
+        p.slots = decode_slots_needed(p) + *gen::inRange<std::int64_t>(0, 4);
+        p.slots = std::max(p.slots, p.pad + 1);
+      }
+      p.nowrite = *gen::inRange(0, 6) == 0;
+      p.inter = *gen::inRange(0, 3) == 0;
+      if (*gen::inRange(0, 3) == 0) p.dtypes["state"] = pick_dtype();
     }
     if (spec.takes_flag("seq") && o.seq_idx) {
       const int kind = *gen::inRange(0, 4);  // none, random, explicit runs (twice as likely)

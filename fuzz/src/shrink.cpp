@@ -1,5 +1,6 @@
 // Token-level shrinking of problems.
 #include "ssd/fuzz/shrink.h"
+#include "ssd/reference/decode_plan.h"
 
 #include <chrono>
 
@@ -51,7 +52,16 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
   without([](Problem& c) { c.tie = false; });
   without([](Problem& c) { c.D = DMode::none; });
   without([](Problem& c) { c.dt_limit.reset(); });
-  without([](Problem& c) { c.sbi = false, c.slots = 0; });
+  without([](Problem& c) { c.sbi = false, c.slots = 0, c.dst = c.spec = c.accepted = false, c.pad = -1; });
+  without([](Problem& c) { c.accepted = false; });
+  without([](Problem& c) { c.spec = c.accepted = false; });
+  without([](Problem& c) { c.dst = false; });
+  without([](Problem& c) { c.pad = -1; });
+  without([](Problem& c) { c.nowrite = false; });
+  without([](Problem& c) { c.inter = false; });
+  without([](Problem& c) { c.tokens = 0, c.spec = c.accepted = c.inter = false; });
+  if (p.tokens > 1)
+    for (std::int64_t fewer : {std::int64_t{1}, p.tokens / 2, p.tokens - 1}) without([fewer](Problem& c) { c.tokens = fewer; });
   for (const auto& [role, dtype] : p.dtypes) without([&role = role](Problem& c) { c.dtypes.erase(role); });
   without([](Problem& c) { c.fill = "default"; });
   if (p.seq.kind == SeqSpec::Kind::random && invalid_reason(p) == std::nullopt)
@@ -69,11 +79,12 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
       c.*field = smaller;
       if (letter == 'h' && spec.takes_dim('g') && c.h % c.g != 0) c.g = 1;  // keep H % G == 0
       if (letter == 's' && spec.whole_chunks) c.s = std::max(c.q, c.s / c.q * c.q);
-      if (c.sbi && c.slots < c.b) c.slots = c.b;
+      if (c.sbi && c.slots < decode_slots_needed(c)) c.slots = decode_slots_needed(c);
       offer(std::move(c));
     }
   }
-  if (p.slots > p.b) without([](Problem& c) { c.slots = c.b; });
+  if (p.sbi && p.slots > decode_slots_needed(p))
+    without([](Problem& c) { c.slots = std::max(decode_slots_needed(c), c.pad + 1); });
   return out;
 }
 

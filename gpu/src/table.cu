@@ -37,7 +37,9 @@ ssd_status device_synchronize() {
 }
 
 const ssd_kernel_table kTable = {
-    SSD_KERNEL_ABI_VERSION,
+    // Version 3: the serving decode fields of version 4 (multi-token rows, write slots) are not
+    // implemented here, so the runner sends this library only the cases version 3 can carry.
+    3,
 #ifdef SSD_GPU_REFERENCE_ONLY
     "ssd-cuda-reference",
 #else

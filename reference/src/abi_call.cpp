@@ -94,7 +94,10 @@ DecodedCall decode_call(const AbiArgs& args) {
   Problem& p = call.problem;
   p.op = spec.op;
   for (const AbiTensorField& field : spec.abi.tensors) {
-    if (spec.input(field.role) == nullptr) continue;  // an output
+    if (spec.input(field.role) == nullptr) {  // an output: an optional one marks the problem by its presence alone
+      if (field.mark && args.tensor(field.role).data != nullptr) field.mark(p, Tensor(DType::f64, {0}));
+      continue;
+    }
     const ssd_tensor view = args.tensor(field.role);
     if (view.data == nullptr) {
       const InputRole* role = spec.input(field.role);

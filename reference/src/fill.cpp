@@ -1,8 +1,11 @@
 // Deterministic input fills: every element's value is a pure function of (case seed, tensor
 // name, element index), drawn block by block from counter-seeded streams, so the values do not
 // depend on thread count, schedule or machine.
+#include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <string_view>
+#include <vector>
 
 #include "ssd/reference/errors.h"
 #include "ssd/reference/helpers.h"
@@ -113,6 +116,48 @@ void fill_batch_indices(Tensor& t, const Problem& p, std::uint64_t seed) {
   }
 }
 
+// The slot tables of a serving decode case (+dst, +spec, +accepted or pad=), drawn together so that
+// they agree: distinct slots for every read and write entry (never the padding id's own slot),
+// about a quarter of the rows padding (the padding id in every column), with +dst about one in
+// eight per-token stores of a real row skipped, and accepted counts weighted to 0, 1 and T.
+struct DecodeTables {
+  std::vector<std::int64_t> read, write, accepted;
+};
+
+DecodeTables decode_tables(const Problem& p) {
+  Stream stream(p.seed, "decode_slots", 0);
+  const std::int64_t columns = p.spec ? p.tokens : 1, T = std::max<std::int64_t>(p.tokens, 1);
+  std::vector<std::int64_t> pool;
+  pool.reserve(static_cast<std::size_t>(p.slots));
+  for (std::int64_t slot = 0; slot < p.slots; ++slot)
+    if (slot != p.pad) pool.push_back(slot);
+  std::int64_t next = 0;
+  auto fresh = [&] {  // one step of a Fisher-Yates shuffle: a slot no entry has taken yet
+    const std::int64_t j = next + stream.below(static_cast<std::int64_t>(pool.size()) - next);
+    std::swap(pool[static_cast<std::size_t>(next)], pool[static_cast<std::size_t>(j)]);
+    return pool[static_cast<std::size_t>(next++)];
+  };
+  DecodeTables t;
+  for (std::int64_t b = 0; b < p.b; ++b) {
+    const bool padding = stream.uniform() < 0.25;
+    const double r = stream.uniform();
+    t.accepted.push_back(r < 0.25 ? 0 : r < 0.5 ? 1 : r < 0.75 ? T : stream.below(T + 1));
+    for (std::int64_t c = 0; c < columns; ++c) t.read.push_back(padding ? p.pad : fresh());
+    if (p.dst)
+      for (std::int64_t c = 0; c < columns; ++c)
+        t.write.push_back(padding || (p.spec && stream.uniform() < 0.125) ? p.pad : fresh());
+  }
+  return t;
+}
+
+void fill_decode_tables(Tensor& t, const Problem& p, std::string_view role) {
+  const DecodeTables tables = decode_tables(p);
+  const std::vector<std::int64_t>& values = role == "state_batch_indices"       ? tables.read
+                                            : role == "dst_state_batch_indices" ? tables.write
+                                                                                : tables.accepted;
+  for (std::size_t i = 0; i < values.size(); ++i) t.data()[i] = static_cast<double>(values[i]);
+}
+
 }  // namespace
 
 InputSet make_inputs(const Problem& p) {
@@ -136,7 +181,11 @@ InputSet make_inputs_unchecked(const Problem& p) {
       case FillRule::Kind::seq_idx: fill_seq_idx(t, p); break;
       case FillRule::Kind::has_initial_states: fill_has_initial_states(t, p); break;
       case FillRule::Kind::varlen_encoding: fill_varlen_encoding(t, p, role.name); break;
-      case FillRule::Kind::batch_indices: fill_batch_indices(t, p, p.seed); break;
+      case FillRule::Kind::batch_indices:
+        // The one-token tables of mamba_ssm keep their own draw (any negative slot is padding there).
+        if (p.dst || p.spec || p.accepted || p.pad != -1) fill_decode_tables(t, p, role.name);
+        else fill_batch_indices(t, p, p.seed);
+        break;
       default: fill_elementwise(t, rule, p.seed, role.name); break;
     }
     inputs.put(role.name, std::move(t));

@@ -123,6 +123,7 @@ std::string sizes_text(const Problem& p) {
     text += dim + std::to_string(*dim_field(copy, dim));
   }
   if (p.sbi) text += " slots=" + std::to_string(p.slots);
+  if (p.tokens > 0) text += " tokens=" + std::to_string(p.tokens);
   return text;
 }
 
@@ -168,6 +169,7 @@ std::optional<std::string> size_reason(const Problem& p, std::int64_t max_bytes)
       return concat({"size ", std::string(1, dim), " = ", std::to_string(v), " is beyond 2^62: no tensor extent can be that large"});
   }
   if (p.sbi && p.slots > kMaxExtent) return "slots = " + std::to_string(p.slots) + " is beyond 2^62";
+  if (p.tokens > kMaxExtent) return "tokens = " + std::to_string(p.tokens) + " is beyond 2^62";
   const std::optional<CaseSize> size = case_size(p);
   if (!size)
     return concat({"sizes ", sizes_text(p), ": the element count of the case's tensors overflows int64"});
@@ -219,9 +221,16 @@ std::string to_string(const Problem& p) {
   if (p.causal) s << " +causal";
   if (p.sbi) s << " +sbi";
   if (p.tie) s << " +tie";
+  if (p.dst) s << " +dst";
+  if (p.spec) s << " +spec";
+  if (p.accepted) s << " +accepted";
+  if (p.nowrite) s << " +nowrite";
+  if (p.inter) s << " +inter";
   if (p.varlen) s << " +varlen";
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
   if (p.sbi) s << " slots=" << p.slots;
+  if (p.tokens > 0) s << " tokens=" << p.tokens;
+  if (p.pad != -1) s << " pad=" << p.pad;
   for (const auto& role : spec.inputs)
     if (auto it = p.dtypes.find(role.name); it != p.dtypes.end()) s << ' ' << role.name << '=' << dtype_name(it->second);
   if (spec.takes_flag("state"))
@@ -283,6 +292,11 @@ Problem parse_problem(std::string_view text) {
       else if (flag == "causal") p.causal = true;
       else if (flag == "sbi") p.sbi = true;
       else if (flag == "tie") p.tie = true;
+      else if (flag == "dst") p.dst = true;
+      else if (flag == "spec") p.spec = true;
+      else if (flag == "accepted") p.accepted = true;
+      else if (flag == "nowrite") p.nowrite = true;
+      else if (flag == "inter") p.inter = true;
       else if (flag == "varlen") p.varlen = true;
       else bad_token(t, "unknown flag");
       continue;
@@ -316,6 +330,14 @@ Problem parse_problem(std::string_view text) {
     } else if (key == "slots") {
       flag_allowed(t, "slots");
       p.slots = parse_integer(t, value);
+    } else if (key == "tokens") {
+      flag_allowed(t, "tokens");
+      p.tokens = parse_integer(t, value);
+      if (p.tokens < 1) bad_token(t, "tokens must be at least 1 (leave it out for the one-token layout)");
+    } else if (key == "pad") {
+      flag_allowed(t, "pad");
+      p.pad = parse_integer(t, value);
+      if (p.pad < -1) bad_token(t, "pad must be -1 or a slot id");
     } else if (key == "dots") {
       flag_allowed(t, "dots");
       if (value == "tf32") p.dots = DotPrecision::tf32;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "check.h"
+#include "ssd/reference/decode_plan.h"
 
 namespace ssd {
 
@@ -148,45 +149,56 @@ OpDims validate(const RecurrentArgs& a) {
   d.heads = ss[1];
   d.headdim = ss[2];
   d.dstate = ss[3];
-  const Shape& xs = c.extents("x", c.float_input("x", a.x), 3, "[Bt,H,P]");
+  // x [Bt,H,P] is one token per row; with tokens = T, x [Bt,T,H,P] is T tokens per row.
+  if (a.tokens < 0) c.fail("tokens", std::to_string(a.tokens) + " is negative");
+  const Tensor& x = c.float_input("x", a.x);
+  const bool multi = a.tokens > 0;
+  const char* x_dims = multi ? "[Bt,T,H,P]" : "[Bt,H,P]";
+  const char* b_dims = multi ? "[Bt,T,G,N]" : "[Bt,G,N]";
+  const Shape& xs = c.extents("x", x, multi ? 4 : 3, multi ? "[Bt,T,H,P] (tokens given)" : "[Bt,H,P] (no tokens)");
   d.batch = xs[0];
-  if (xs[1] != d.heads || xs[2] != d.headdim)
-    c.fail("x", "shape " + shape_string(xs) + ", expected [Bt,H,P] with H = " +
-                                     std::to_string(d.heads) + ", P = " + std::to_string(d.headdim) +
-                                     " (from state)");
-  c.shape("dt", c.float_input("dt", a.dt), xs, "[Bt,H,P]");
+  d.tokens = a.tokens;
+  if (multi && xs[1] != a.tokens)
+    c.fail("x", "shape " + shape_string(xs) + ", expected [Bt,T,H,P] with T = tokens = " + std::to_string(a.tokens));
+  if (xs[xs.size() - 2] != d.heads || xs.back() != d.headdim)
+    c.fail("x", "shape " + shape_string(xs) + ", expected " + x_dims + " with H = " + std::to_string(d.heads) +
+                    ", P = " + std::to_string(d.headdim) + " (from state)");
+  c.shape("dt", c.float_input("dt", a.dt), xs, x_dims);
   c.shape("A", c.float_input("A", a.A), {d.heads, d.headdim, d.dstate}, "[H,P,N]");
-  const Shape& bs = c.extents("B", c.float_input("B", a.B), 3, "[Bt,G,N]");
-  d.groups = bs[1];
-  c.shape("B", *a.B, {d.batch, d.groups, d.dstate}, "[Bt,G,N]");
+  const Shape& bs = c.extents("B", c.float_input("B", a.B), multi ? 4 : 3, b_dims);
+  d.groups = bs[bs.size() - 2];
+  Shape b_shape = multi ? Shape{d.batch, d.tokens, d.groups, d.dstate} : Shape{d.batch, d.groups, d.dstate};
+  c.shape("B", *a.B, b_shape, b_dims);
   c.groups_divide_heads("B", d.heads, d.groups);
-  c.shape("C", c.float_input("C", a.C), bs, "[Bt,G,N] (the shape of B)");
+  c.shape("C", c.float_input("C", a.C), bs, multi ? "[Bt,T,G,N] (the shape of B)" : "[Bt,G,N] (the shape of B)");
   c.optional_float("D", a.D, {d.heads, d.headdim}, "[H,P]");
-  c.optional_float("z", a.z, xs, "[Bt,H,P]");
+  c.optional_float("z", a.z, xs, x_dims);
   c.optional_float("dt_bias", a.dt_bias, {d.heads, d.headdim}, "[H,P]");
+  if (a.pad_slot_id < -1) c.fail("pad_slot_id", std::to_string(a.pad_slot_id) + " is below -1");
+  if (a.intermediate_states && !multi) c.fail("intermediate_states", "needs the multi-token layout x [Bt,T,H,P]");
+  // Slot tables: [Bt], or [Bt,T] for one column per token (multi-token calls only).
+  const bool per_token = a.state_batch_indices && a.state_batch_indices->rank() == 2;
+  const Shape table = per_token ? Shape{d.batch, d.tokens} : Shape{d.batch};
   if (a.state_batch_indices) {
-    const Tensor& sbi = *a.state_batch_indices;
-    c.dtype_in("state_batch_indices", sbi, {DType::i32});
-    c.shape("state_batch_indices", sbi, {d.batch}, "[Bt]");
-    std::vector<std::int64_t> used_by(static_cast<std::size_t>(d.slots), -1);
-    for (std::int64_t b = 0; b < d.batch; ++b) {
-      const auto slot = static_cast<std::int64_t>(sbi[b]);
-      if (slot >= d.slots)
-        c.fail("state_batch_indices",
-                            "entry " + std::to_string(b) + " = " + std::to_string(slot) + " is out of range for " +
-                                std::to_string(d.slots) + " state slots");
-      if (slot < 0) continue;  // padding row
-      // Two rows updating one slot in place is a race in every kernel: outside the contract.
-      if (used_by[static_cast<std::size_t>(slot)] >= 0)
-        c.fail("state_batch_indices",
-                            "entries " + std::to_string(used_by[static_cast<std::size_t>(slot)]) + " and " +
-                                std::to_string(b) + " both select state slot " + std::to_string(slot));
-      used_by[static_cast<std::size_t>(slot)] = b;
-    }
+    if (per_token && !multi) c.fail("state_batch_indices", "a [Bt,T] table needs the multi-token layout x [Bt,T,H,P]");
+    c.dtype_in("state_batch_indices", *a.state_batch_indices, {DType::i32});
+    c.shape("state_batch_indices", *a.state_batch_indices, table, per_token ? "[Bt,T]" : "[Bt] (or [Bt,T])");
   } else if (d.slots != d.batch) {
-    c.fail("state", "has " + std::to_string(d.slots) + " rows but x has Bt = " +
-                                         std::to_string(d.batch) + "; pass state_batch_indices to select rows");
+    c.fail("state", "has " + std::to_string(d.slots) + " rows but x has Bt = " + std::to_string(d.batch) +
+                        "; pass state_batch_indices to select rows");
   }
+  if (a.dst_state_batch_indices) {
+    if (!a.state_batch_indices) c.fail("dst_state_batch_indices", "needs state_batch_indices (the read slots)");
+    c.dtype_in("dst_state_batch_indices", *a.dst_state_batch_indices, {DType::i32});
+    c.shape("dst_state_batch_indices", *a.dst_state_batch_indices, table,
+            per_token ? "[Bt,T] (the shape of state_batch_indices)" : "[Bt] (the shape of state_batch_indices)");
+  }
+  if (a.num_accepted_tokens) {
+    if (!per_token) c.fail("num_accepted_tokens", "needs [Bt,T] slot tables (state_batch_indices [Bt,T])");
+    c.dtype_in("num_accepted_tokens", *a.num_accepted_tokens, {DType::i32});
+    c.shape("num_accepted_tokens", *a.num_accepted_tokens, {d.batch}, "[Bt]");
+  }
+  decode_plan(a, d);  // the slot entries: in range, no slot stored twice or stored where another row reads
   return d;
 }
 

@@ -162,17 +162,18 @@ RC_GTEST_PROP(Recurrent, GroupsEqualHeadsWithRepeatedBC, ()) {
   const InputSet in = ssd::make_inputs(p);
   const ssd::OpSpec& spec = ssd::op_spec(Op::recurrent);
   const Outputs grouped = spec.chunked(p, in);
-  // [Bt,G,N] -> [Bt,H,N] through the token-major helper with a unit sequence axis.
+  // [Bt,G,N] -> [Bt,H,N] ([Bt,T,G,N] -> [Bt,T,H,N]) through the token-major helper, with a unit
+  // token axis for the one-token layout.
   auto expand = [&](const Tensor& t) {
+    if (p.tokens > 0) return repeat_groups(t, p.h);
     return repeat_groups(t.reshaped({p.b, 1, p.g, p.n}), p.h).reshaped({p.b, p.h, p.n});
   };
   InputSet repeated;
   for (const auto& [name, t] : in.all()) repeated.put(name, (name == "B" || name == "C") ? expand(t) : t);
-  require_all_agree(ssd::recurrent_chunked({repeated.find("state"), repeated.find("x"), repeated.find("dt"),
-                                            repeated.find("A"), repeated.find("B"), repeated.find("C"),
-                                            repeated.find("D"), repeated.find("z"), repeated.find("dt_bias"),
-                                            repeated.find("state_batch_indices"), p.softplus}),
-                    grouped, kFloat64Agreement, "G=H recurrent");
+  Problem per_head = p;
+  per_head.g = p.h;
+  require_all_agree(ssd::recurrent_chunked(ssd::bind_recurrent(per_head, repeated)), grouped, kFloat64Agreement,
+                    "G=H recurrent");
 }
 
 RC_GTEST_PROP(Mamba2, OneTokenEqualsOneDecodeStep, ()) {

@@ -1,4 +1,6 @@
-// SSDRecurrentFwd: hand-worked decode steps (no dt clamp, softplus, D, z, groups, state_batch_indices).
+// SSDRecurrentFwd: hand-worked decode steps (no dt clamp, softplus, D, z, groups, state_batch_indices)
+// and the serving interface (multi-token rows, write slots, per-token tables, accepted tokens,
+// padding id, read-only state, intermediate states).
 #include "test_support.h"
 
 namespace ssd_test {
@@ -124,7 +126,7 @@ TEST_P(RecurrentTest, GroupOfHeadIsHeadDividedByHeadsPerGroup) {
 
 TEST_P(RecurrentTest, StateBatchIndicesWithPaddingEntry) {
   // Bt = 2, Bs = 3 slots [10, 20, 30], indices [2, -1], A = 0, dt = 1, B = C = 1, x = [1, 5]:
-  //   b0 -> slot 2: h_new = 30 + 1 = 31, out 31;  b1 is padding: out exactly 0, no slot touched.
+  //   b0 -> slot 2: h_new = 30 + 1 = 31, out 31;  b1 is padding: its out is "don't care", no slot touched.
   const Tensor st = f32({3, 1, 1, 1}, {10, 20, 30});
   const Tensor x = f32({2, 1, 1}, {1, 5});
   const Tensor dt = f32({2, 1, 1}, {1, 1});
@@ -136,7 +138,8 @@ TEST_P(RecurrentTest, StateBatchIndicesWithPaddingEntry) {
       run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &idx});
   EXPECT_EQ(r.get("state").value.shape(), (Shape{3, 1, 1, 1}));
   EXPECT_EQ(at(r, "out", {0, 0, 0}), 31.0);
-  EXPECT_EQ(at(r, "out", {1, 0, 0}), 0.0);
+  EXPECT_TRUE(defined_at(r, "out", {0, 0, 0}));
+  EXPECT_FALSE(defined_at(r, "out", {1, 0, 0}));
   EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 10.0);
   EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 20.0);
   EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 31.0);
@@ -159,11 +162,11 @@ TEST_P(RecurrentTest, StateBatchIndicesPermuteSlotsAndAnyNegativeIsPadding) {
   EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 20.0);
   EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 21.0);
   EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 30.0);
-  //   indices [-7, 0]: b0 padding (out 0), slot 0 = 10 + 2*5 = 20, slots 1 and 2 kept.
+  //   indices [-7, 0]: b0 padding (out undefined), slot 0 = 10 + 2*5 = 20, slots 1 and 2 kept.
   const Tensor pad = i32({2}, {-7, 0});
   const Outputs q =
       run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &pad});
-  EXPECT_EQ(at(q, "out", {0, 0, 0}), 0.0);
+  EXPECT_FALSE(defined_at(q, "out", {0, 0, 0}));
   EXPECT_EQ(at(q, "out", {1, 0, 0}), 20.0);
   EXPECT_EQ(at(q, "state", {0, 0, 0, 0}), 20.0);
   EXPECT_EQ(at(q, "state", {1, 0, 0, 0}), 20.0);
@@ -182,6 +185,153 @@ TEST_P(RecurrentTest, OutUsesTheUnroundedNewState) {
   const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C});
   EXPECT_EQ(at(r, "out", {0, 0, 0}), 1.0 + std::ldexp(1.0, -9));
   EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 1.0 + std::ldexp(1.0, -9));
+}
+
+// Multi-token rows: H = P = N = 1, A = 0 (no decay), B = C = 1, dt' = dt (no softplus), so each
+// token adds dt * x to the state and out is the state after that token.
+
+TEST_P(RecurrentTest, MultiTokenRowCarriesTheStateThroughItsTokens) {
+  // Bt = 1, T = 3, state 10, dt = [1, 2, 3], x = [1, 1, 2]:
+  //   t0: 10 + 1*1 = 11;  t1: 11 + 2*1 = 13;  t2: 13 + 3*2 = 19;  stored once: state 19.
+  const Tensor st = f32({1, 1, 1, 1}, {10});
+  const Tensor x = f32({1, 3, 1, 1}, {1, 1, 2});
+  const Tensor dt = f32({1, 3, 1, 1}, {1, 2, 3});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({1, 3, 1, 1}, {1, 1, 1});
+  const Tensor C = f32({1, 3, 1, 1}, {1, 1, 1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .intermediate_states = true, .tokens = 3});
+  EXPECT_EQ(r.get("out").value.shape(), (Shape{1, 3, 1, 1}));
+  EXPECT_EQ(at(r, "out", {0, 0, 0, 0}), 11.0);
+  EXPECT_EQ(at(r, "out", {0, 1, 0, 0}), 13.0);
+  EXPECT_EQ(at(r, "out", {0, 2, 0, 0}), 19.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 19.0);
+  EXPECT_EQ(r.get("intermediate_states").value.shape(), (Shape{1, 3, 1, 1, 1}));
+  EXPECT_EQ(at(r, "intermediate_states", {0, 0, 0, 0, 0}), 11.0);
+  EXPECT_EQ(at(r, "intermediate_states", {0, 1, 0, 0, 0}), 13.0);
+  EXPECT_EQ(at(r, "intermediate_states", {0, 2, 0, 0, 0}), 19.0);
+}
+
+TEST_P(RecurrentTest, MultiTokenDecayAppliesPerToken) {
+  // T = 2, N = 1, A = -1, dt = [1, 1], x = [0, 0]: the state only decays, twice:
+  //   state 2 -> 2e^-1 -> 2e^-2; out = [2e^-1, 2e^-2] with C = 1.
+  const Tensor st = f32({1, 1, 1, 1}, {2});
+  const Tensor x = f32({1, 2, 1, 1}, {0, 0});
+  const Tensor dt = f32({1, 2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {-1});
+  const Tensor B = f32({1, 2, 1, 1}, {1, 1});
+  const Tensor C = f32({1, 2, 1, 1}, {1, 1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .tokens = 2});
+  EXPECT_REL(at(r, "out", {0, 0, 0, 0}), 2 * e(-1));
+  EXPECT_REL(at(r, "out", {0, 1, 0, 0}), 2 * e(-2));
+  EXPECT_REL(at(r, "state", {0, 0, 0, 0}), 2 * e(-2));
+}
+
+TEST_P(RecurrentTest, WriteSlotsApartFromReadSlots) {
+  // One token, slots [10, 20, 30, 40], read [0, 1], write [3, 2], dt = 1, x = [1, 2]:
+  //   row 0 reads 10 -> 11, stored to slot 3;  row 1 reads 20 -> 22, stored to slot 2.
+  //   The read slots 0 and 1 keep their values.
+  const Tensor st = f32({4, 1, 1, 1}, {10, 20, 30, 40});
+  const Tensor x = f32({2, 1, 1}, {1, 2});
+  const Tensor dt = f32({2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({2, 1, 1}, {1, 1});
+  const Tensor C = f32({2, 1, 1}, {1, 1});
+  const Tensor read = i32({2}, {0, 1});
+  const Tensor write = i32({2}, {3, 2});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &read,
+                         .dst_state_batch_indices = &write});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 11.0);
+  EXPECT_EQ(at(r, "out", {1, 0, 0}), 22.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 10.0);
+  EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 22.0);
+  EXPECT_EQ(at(r, "state", {3, 0, 0, 0}), 11.0);
+}
+
+TEST_P(RecurrentTest, PerTokenTablesStoreEveryTokenAndAcceptedTokensPickTheReadColumn) {
+  // Bt = 1, T = 3, slots [0, 100, 200, 300, 400, 500, 600], read table [1, 2, 3], write table
+  // [4, -1, 6], num_accepted_tokens 3: the row starts from column max(3 - 1, 0) = 2, slot 3 = 300.
+  //   dt = 1, x = [1, 2, 3]: 301, 303, 306;  stored after t0 to slot 4 (301), t1 skipped (-1),
+  //   after t2 to slot 6 (306). Slots 0..3 and 5 keep their values.
+  const Tensor st = f32({7, 1, 1, 1}, {0, 100, 200, 300, 400, 500, 600});
+  const Tensor x = f32({1, 3, 1, 1}, {1, 2, 3});
+  const Tensor dt = f32({1, 3, 1, 1}, {1, 1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({1, 3, 1, 1}, {1, 1, 1});
+  const Tensor C = f32({1, 3, 1, 1}, {1, 1, 1});
+  const Tensor read = i32({1, 3}, {1, 2, 3});
+  const Tensor write = i32({1, 3}, {4, -1, 6});
+  const Tensor accepted = i32({1}, {3});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &read,
+                         .dst_state_batch_indices = &write, .num_accepted_tokens = &accepted, .tokens = 3});
+  EXPECT_EQ(at(r, "out", {0, 0, 0, 0}), 301.0);
+  EXPECT_EQ(at(r, "out", {0, 1, 0, 0}), 303.0);
+  EXPECT_EQ(at(r, "out", {0, 2, 0, 0}), 306.0);
+  const double want[7] = {0, 100, 200, 300, 301, 500, 306};
+  for (std::int64_t slot = 0; slot < 7; ++slot) EXPECT_EQ(at(r, "state", {slot, 0, 0, 0}), want[slot]) << slot;
+  //   0 accepted tokens: column max(0 - 1, 0) = 0, slot 1 = 100: 101, 103, 106.
+  const Tensor none = i32({1}, {0});
+  const Outputs q = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &read,
+                         .dst_state_batch_indices = &write, .num_accepted_tokens = &none, .tokens = 3});
+  EXPECT_EQ(at(q, "out", {0, 0, 0, 0}), 101.0);
+  EXPECT_EQ(at(q, "state", {6, 0, 0, 0}), 106.0);
+}
+
+TEST_P(RecurrentTest, PaddingIdIsARealSlotThatStaysUntouched) {
+  // pad_slot_id 0 (a null block): read [0, 2], slots [7, 8, 9]: row 0 is padding (its out
+  // undefined), row 1 reads 9 -> 9 + 1*1 = 10 into slot 2; the null block 0 keeps 7.
+  const Tensor st = f32({3, 1, 1, 1}, {7, 8, 9});
+  const Tensor x = f32({2, 1, 1}, {5, 1});
+  const Tensor dt = f32({2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({2, 1, 1}, {1, 1});
+  const Tensor C = f32({2, 1, 1}, {1, 1});
+  const Tensor read = i32({2}, {0, 2});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &read,
+                         .pad_slot_id = 0});
+  EXPECT_FALSE(defined_at(r, "out", {0, 0, 0}));
+  EXPECT_EQ(at(r, "out", {1, 0, 0}), 10.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 7.0);
+  EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 8.0);
+  EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 10.0);
+}
+
+TEST_P(RecurrentTest, DisabledStateUpdateLeavesTheBufferAlone) {
+  // state 5, dt = 1, x = 2: out = 7, but the state buffer keeps 5.
+  const Tensor st = f32({1, 1, 1, 1}, {5});
+  const Tensor x = f32({1, 1, 1}, {2});
+  const Tensor dt = f32({1, 1, 1}, {1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({1, 1, 1}, {1});
+  const Tensor C = f32({1, 1, 1}, {1});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .disable_state_update = true});
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 7.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 5.0);
+}
+
+TEST_P(RecurrentTest, SlotTablesThatRaceAreRejected) {
+  // Row 0 stores slot 1, which row 1 reads: the result would depend on the order of the rows.
+  const Tensor st = f32({3, 1, 1, 1}, {0, 0, 0});
+  const Tensor x = f32({2, 1, 1}, {1, 1});
+  const Tensor dt = f32({2, 1, 1}, {1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({2, 1, 1}, {1, 1});
+  const Tensor C = f32({2, 1, 1}, {1, 1});
+  const Tensor read = i32({2}, {0, 1});
+  const Tensor write = i32({2}, {1, 2});
+  auto message = [&](const Tensor& writes) {
+    try {
+      run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .state_batch_indices = &read,
+           .dst_state_batch_indices = &writes});
+    } catch (const ssd::ArgumentError& e) {
+      EXPECT_EQ(e.argument(), "dst_state_batch_indices");
+      return std::string(e.what());
+    }
+    return std::string("no ssd::ArgumentError");
+  };
+  EXPECT_NE(message(write).find("row 0 stores state slot 1, which row 1 reads"), std::string::npos) << message(write);
+  const Tensor twice = i32({2}, {2, 2});
+  EXPECT_NE(message(twice).find("state slot 2 is stored twice"), std::string::npos) << message(twice);
 }
 
 }  // namespace

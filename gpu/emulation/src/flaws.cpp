@@ -36,6 +36,11 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::state_sum_bf16: return "state_sum_bf16";
     case Flaw::softplus_bf16: return "softplus_bf16";
     case Flaw::decay_cumsum_bf16: return "decay_cumsum_bf16";
+    case Flaw::pad_slot_wraps: return "pad_slot_wraps";
+    case Flaw::pad_token_stored: return "pad_token_stored";
+    case Flaw::accepted_index_unbounded: return "accepted_index_unbounded";
+    case Flaw::state_rounded_each_token: return "state_rounded_each_token";
+    case Flaw::dst_ignored: return "dst_ignored";
   }
   return "unknown";
 }

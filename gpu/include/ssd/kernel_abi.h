@@ -18,9 +18,11 @@ extern "C" {
 
 /* Version 2 adds f32_dot_precision at the end of the table; version-1 tables still load and are
  * judged as IEEE (the runner reads the field only from version-2 tables). Version 3 appends the
- * packed varlen batch and the state dtype to ssd_mamba2_args; a library of an older version is
- * never sent a case that uses them (SKIPPED), and is called with the struct it knows. */
-#define SSD_KERNEL_ABI_VERSION 3
+ * packed varlen batch and the state dtype to ssd_mamba2_args; version 4 appends the serving decode
+ * step (multi-token rows, write slots, speculative decoding, padding id, intermediate states) to
+ * ssd_recurrent_args. A library of an older version is never sent a case that uses them
+ * (SKIPPED), and is called with the struct it knows. */
+#define SSD_KERNEL_ABI_VERSION 4
 #define SSD_KERNEL_ABI_OLDEST_VERSION 1
 #define SSD_KERNEL_TABLE_SYMBOL "ssd_get_kernel_table"
 #define SSD_MAX_RANK 6
@@ -118,7 +120,9 @@ typedef struct {
   void* stream;
 } ssd_chunk_scan_args;
 
-/* SSDRecurrentFwd: out [Bt,H,P] (x.dtype); state [Bs,H,P,N] updated in place. */
+/* SSDRecurrentFwd: out [Bt,H,P] (x.dtype); state [Bs,H,P,N] updated in place. A row whose read
+ * slot is negative (or equals pad_slot_id) is padding: its state is left alone, its output is
+ * "don't care". */
 typedef struct {
   ssd_tensor state; /* input and output */
   ssd_tensor x, dt, A, B, C;
@@ -126,6 +130,18 @@ typedef struct {
   int32_t dt_softplus;
   ssd_tensor out; /* output */
   void* stream;
+  /* Since version 4 (docs/kernel-abi.md). tokens = T >= 1: each row has T tokens, x, dt, z and out
+   * [Bt,T,H,P], B and C [Bt,T,G,N], the state carried in f32 from token to token; 0 keeps the
+   * one-token layout. state_batch_indices (read slots) and dst_state_batch_indices (write slots,
+   * default the read slots) are [Bt], the state stored once after the row's last token, or [Bt,T],
+   * the state after token t stored to column t (speculative decoding); num_accepted_tokens [Bt]
+   * then picks the read column max(n - 1, 0). A write entry that is negative or pad_slot_id skips
+   * that store. intermediate_states, when given, receives the state after every token. */
+  ssd_tensor dst_state_batch_indices, num_accepted_tokens; /* optional, i32 */
+  ssd_tensor intermediate_states;                          /* optional output [Bt,T,H,P,N], the state's dtype */
+  int64_t tokens;
+  int64_t pad_slot_id;          /* the padding slot id (vLLM's pad_slot_id / null_block_id), -1 by default */
+  int32_t disable_state_update; /* 1: the state buffer is read only */
 } ssd_recurrent_args;
 
 /* MambaDiscretizeSegsum: L [b,h,c,Q,Q], G, M [b,c,Q,Q,h] (bf16); A_cumsum, decay_states [b,h,c,Q] (f32). */

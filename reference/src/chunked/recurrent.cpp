@@ -1,6 +1,8 @@
-// SSDRecurrentFwd, primary form: one decode step per (batch, head) as Eigen array expressions.
+// SSDRecurrentFwd, primary form: each (row, head) runs its tokens as Eigen array expressions on a
+// P x N state matrix held apart from the buffer, stored where the decode plan says.
 #include "eigen_views.h"
 #include "gating.h"
+#include "ssd/reference/decode_plan.h"
 #include "ssd/reference/helpers.h"
 #include "ssd/reference/oracle.h"
 #include "ssd/reference/parallel.h"
@@ -10,39 +12,47 @@ namespace ssd {
 
 Outputs recurrent_chunked(const RecurrentArgs& a) {
   const OpDims d = validate(a);
-  const std::int64_t H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
-  Tensor out(DType::f64, {d.batch, H, P});
-  Tensor state(DType::f64, a.state->shape(), a.state->values());  // untouched rows keep their input
-
-#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * H, 30 * P * N))
+  const DecodePlan plan = decode_plan(a, d);
+  const std::int64_t H = d.heads, P = d.headdim, G = d.groups, N = d.dstate, T = plan.tokens;
+  Tensor out(DType::f64, a.x->shape());
+  Tensor state(DType::f64, a.state->shape(), a.state->values());  // slots no row stores keep their input
+  Tensor inter(DType::f64, a.intermediate_states ? Shape{d.batch, T, H, P, N} : Shape{0});
+  // Rows store distinct slots that no other row reads (decode_plan), so (row, head) pairs are independent.
+#pragma omp parallel for schedule(static) if (worth_parallel(d.batch * H, 30 * T * P * N))
   for (std::int64_t bh = 0; bh < d.batch * H; ++bh) {
     const std::int64_t b = bh / H, h = bh % H, g = d.group_of(h);
-    const std::int64_t slot = a.state_batch_indices ? static_cast<std::int64_t>((*a.state_batch_indices)[b]) : b;
-    if (slot < 0) continue;  // padding row: output 0, state untouched
+    const DecodeRow& row = plan.rows[static_cast<std::size_t>(b)];
+    if (row.padding()) continue;
+    RowMatrix M = strided(a.state->data() + (row.read * H + h) * P * N, P, N, N);
+    const auto A = strided(a.A->data() + h * P * N, P, N, N).array();
     Eigen::ArrayXd dtp(P), x(P);
-    for (std::int64_t p = 0; p < P; ++p) {
-      const std::int64_t i = bh * P + p;
-      // The decode path has no dt_limit clamp: bias and softplus only.
-      const double raw = (*a.dt)[i] + (a.dt_bias ? (*a.dt_bias)[h * P + p] : 0.0);
-      dtp(p) = a.dt_softplus ? softplus_thr20(raw) : raw;
-      x(p) = (*a.x)[i];
-    }
-    const auto Bv = Eigen::Map<const Eigen::RowVectorXd>(a.B->data() + (b * G + g) * N, N).array();
-    const auto Cv = Eigen::Map<const Eigen::VectorXd>(a.C->data() + (b * G + g) * N, N);
-    auto A = strided(a.A->data() + h * P * N, P, N, N).array();
-    auto M = strided(state.data() + (slot * H + h) * P * N, P, N, N);
-    const RowMatrix decay = (A.colwise() * dtp).exp().matrix();
-    M = (M.array() * decay.array() + (dtp * x).replicate(1, N) * Bv.replicate(P, 1)).matrix();
-    const Eigen::VectorXd y = M * Cv;  // from the new, unrounded state
-    for (std::int64_t p = 0; p < P; ++p) {
-      const std::int64_t i = bh * P + p;
-      double v = y(p) + (a.D ? (*a.D)[h * P + p] * x(p) : 0.0);
-      out.data()[i] = a.z ? gate(v, (*a.z)[i]) : v;
+    for (std::int64_t t = 0; t < T; ++t) {
+      const std::int64_t token = (b * T + t) * H + h;  // flat (b, t, h) of x; (b, h) when T = 1
+      for (std::int64_t p = 0; p < P; ++p) {
+        // The decode path has no dt_limit clamp: bias and softplus only.
+        const double raw = (*a.dt)[token * P + p] + (a.dt_bias ? (*a.dt_bias)[h * P + p] : 0.0);
+        dtp(p) = a.dt_softplus ? softplus_thr20(raw) : raw;
+        x(p) = (*a.x)[token * P + p];
+      }
+      const std::int64_t bc = ((b * T + t) * G + g) * N;
+      const auto Bv = Eigen::Map<const Eigen::RowVectorXd>(a.B->data() + bc, N).array();
+      const auto Cv = Eigen::Map<const Eigen::VectorXd>(a.C->data() + bc, N);
+      M = (M.array() * (A.colwise() * dtp).exp() + (dtp * x).replicate(1, N) * Bv.replicate(P, 1)).matrix();
+      const Eigen::VectorXd y = M * Cv;  // from the new, unrounded state
+      for (std::int64_t p = 0; p < P; ++p) {
+        const double v = y(p) + (a.D ? (*a.D)[h * P + p] * x(p) : 0.0);
+        out.data()[token * P + p] = a.z ? gate(v, (*a.z)[token * P + p]) : v;
+      }
+      if (a.intermediate_states) strided(inter.data() + token * P * N, P, N, N) = M;
+      if (const std::int64_t w = row.writes[static_cast<std::size_t>(t)]; w >= 0)
+        strided(state.data() + (w * H + h) * P * N, P, N, N) = M;
     }
   }
   Outputs result;
-  result.add("out", std::move(out));
+  // A padding row's outputs are "don't care": undefined, never compared.
+  result.add("out", std::move(out), row_defined_mask(plan, T * H * P));
   result.add("state", std::move(state));
+  if (a.intermediate_states) result.add("intermediate_states", std::move(inter), row_defined_mask(plan, T * H * P * N));
   return result;
 }
 

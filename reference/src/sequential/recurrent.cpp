@@ -1,7 +1,10 @@
-// Sequential oracle of SSDRecurrentFwd: one decode step of selective_state_update, element by element.
+// Sequential oracle of SSDRecurrentFwd: selective_state_update token by token, element by element.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
+#include "ssd/reference/decode_plan.h"
 #include "ssd/reference/helpers.h"
 #include "ssd/reference/oracle.h"
 #include "ssd/reference/validate.h"
@@ -9,53 +12,73 @@
 namespace ssd {
 
 Outputs recurrent_sequential(const RecurrentArgs& args) {
-  validate(args);  // throws on any bad argument; the shapes read below are then consistent
+  const OpDims d = validate(args);  // throws on any bad argument; the shapes read below are then consistent
+  const DecodePlan plan = decode_plan(args, d);
   const Tensor& state = *args.state;
   const Tensor& x = *args.x;
-  const Tensor& dt = *args.dt;
-  const Tensor& A = *args.A;
-  const Tensor& B = *args.B;
-  const Tensor& C = *args.C;
-  const std::int64_t Bs = state.dim(0), Bt = x.dim(0), H = x.dim(1), P = x.dim(2);
-  const std::int64_t G = B.dim(1), N = B.dim(2);
+  const std::int64_t Bt = d.batch, T = plan.tokens, H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
+  const bool multi = d.tokens > 0;
   const std::int64_t heads_per_group = H / G;
+  // Index of token t of row b in x-like ([Bt,H,P] or [Bt,T,H,P]) and B-like tensors.
+  auto xi = [&](const Tensor& t, std::int64_t b, std::int64_t tok, std::int64_t h, std::int64_t p) {
+    return multi ? t.at({b, tok, h, p}) : t.at({b, h, p});
+  };
+  auto bi = [&](const Tensor& t, std::int64_t b, std::int64_t tok, std::int64_t g, std::int64_t n) {
+    return multi ? t.at({b, tok, g, n}) : t.at({b, g, n});
+  };
 
-  Tensor out(DType::f64, {Bt, H, P});
-  // Rows no batch entry selects keep their input values; new rows are stored unrounded.
-  Tensor new_state(DType::f64, {Bs, H, P, N}, state.values());
+  Tensor out(DType::f64, x.shape());
+  std::vector<std::uint8_t> out_defined(static_cast<std::size_t>(out.numel()), 0);
+  Tensor new_state(DType::f64, state.shape(), state.values());  // slots nobody stores keep their input
+  Tensor inter(DType::f64, args.intermediate_states ? Shape{Bt, T, H, P, N} : Shape{0});
+  std::vector<std::uint8_t> inter_defined(static_cast<std::size_t>(inter.numel()), 0);
+  std::vector<double> h(static_cast<std::size_t>(N));
   for (std::int64_t b = 0; b < Bt; ++b) {
-    const std::int64_t sb =
-        args.state_batch_indices != nullptr ? static_cast<std::int64_t>(args.state_batch_indices->at({b})) : b;
-    // A padding entry writes a zero output row and leaves the state alone (out is already 0).
-    if (sb < 0) continue;
-    for (std::int64_t h = 0; h < H; ++h) {
-      const std::int64_t g = h / heads_per_group;
+    const DecodeRow& row = plan.rows[static_cast<std::size_t>(b)];
+    if (row.padding()) continue;  // nothing stored; its outputs stay undefined
+    for (std::int64_t hd = 0; hd < H; ++hd) {
+      const std::int64_t g = hd / heads_per_group;
       for (std::int64_t p = 0; p < P; ++p) {
-        // The decode path has no dt_limit clamp (Mamba2.step never clamps).
-        double dtp = dt.at({b, h, p}) + (args.dt_bias != nullptr ? args.dt_bias->at({h, p}) : 0.0);
-        if (args.dt_softplus) dtp = softplus_thr20(dtp);
-        const double xv = x.at({b, h, p});
-        double y = 0.0;
-        for (std::int64_t n = 0; n < N; ++n) {
-          // Read from the input state, so the step does not depend on the order of batch entries.
-          const double h_new =
-              state.at({sb, h, p, n}) * std::exp(A.at({h, p, n}) * dtp) + dtp * B.at({b, g, n}) * xv;
-          new_state.data()[new_state.offset({sb, h, p, n})] = h_new;
-          y += h_new * C.at({b, g, n});
+        for (std::int64_t n = 0; n < N; ++n) h[static_cast<std::size_t>(n)] = state.at({row.read, hd, p, n});
+        for (std::int64_t t = 0; t < T; ++t) {
+          // The decode path has no dt_limit clamp (Mamba2.step never clamps).
+          double dtp = xi(*args.dt, b, t, hd, p) + (args.dt_bias != nullptr ? args.dt_bias->at({hd, p}) : 0.0);
+          if (args.dt_softplus) dtp = softplus_thr20(dtp);
+          const double xv = xi(x, b, t, hd, p);
+          double y = 0.0;
+          for (std::int64_t n = 0; n < N; ++n) {
+            double& hn = h[static_cast<std::size_t>(n)];
+            hn = hn * std::exp(args.A->at({hd, p, n}) * dtp) + dtp * bi(*args.B, b, t, g, n) * xv;
+            y += hn * bi(*args.C, b, t, g, n);
+            if (args.intermediate_states) {
+              const std::int64_t at = inter.offset({b, t, hd, p, n});
+              inter.data()[at] = hn;
+              inter_defined[static_cast<std::size_t>(at)] = 1;
+            }
+            if (const std::int64_t w = row.writes[static_cast<std::size_t>(t)]; w >= 0)
+              new_state.data()[new_state.offset({w, hd, p, n})] = hn;
+          }
+          if (args.D != nullptr) y += args.D->at({hd, p}) * xv;
+          if (args.z != nullptr) {
+            const double zv = xi(*args.z, b, t, hd, p);
+            y *= zv / (1.0 + std::exp(-zv));
+          }
+          const std::int64_t at = multi ? out.offset({b, t, hd, p}) : out.offset({b, hd, p});
+          out.data()[at] = y;
+          out_defined[static_cast<std::size_t>(at)] = 1;
         }
-        if (args.D != nullptr) y += args.D->at({h, p}) * xv;
-        if (args.z != nullptr) {
-          const double zv = args.z->at({b, h, p});
-          y *= zv / (1.0 + std::exp(-zv));
-        }
-        out.data()[out.offset({b, h, p})] = y;
       }
     }
   }
 
+  // Only padding rows stay undefined; with none, the mask is empty (every element defined).
+  auto all_set = [](const std::vector<std::uint8_t>& m) { return std::find(m.begin(), m.end(), 0) == m.end(); };
+  if (all_set(out_defined)) out_defined.clear();
+  if (all_set(inter_defined)) inter_defined.clear();
   Outputs result;
-  result.add("out", std::move(out));
+  result.add("out", std::move(out), std::move(out_defined));
   result.add("state", std::move(new_state));
+  if (args.intermediate_states) result.add("intermediate_states", std::move(inter), std::move(inter_defined));
   return result;
 }
 

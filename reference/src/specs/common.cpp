@@ -25,7 +25,6 @@ void mark_z(Problem& p, const Tensor&) { p.z = true; }
 void mark_dt_bias(Problem& p, const Tensor&) { p.dt_bias = true; }
 void mark_init(Problem& p, const Tensor&) { p.init = true; }
 void mark_seq(Problem& p, const Tensor&) { p.seq.kind = SeqSpec::Kind::random; }
-void mark_sbi(Problem& p, const Tensor&) { p.sbi = true; }
 void mark_varlen(Problem& p, const Tensor&) { p.varlen = true; }
 
 AbiScalarField state_dtype(std::size_t offset) {

@@ -3,6 +3,7 @@
 
 #include "../tolerance/ops.h"
 #include "ssd/reference/bind.h"
+#include "ssd/reference/decode_plan.h"
 
 namespace ssd {
 
@@ -18,7 +19,13 @@ RecurrentArgs bind_recurrent(const Problem& p, const InputSet& in) {
   a.z = in.find("z");
   a.dt_bias = in.find("dt_bias");
   a.state_batch_indices = in.find("state_batch_indices");
+  a.dst_state_batch_indices = in.find("dst_state_batch_indices");
+  a.num_accepted_tokens = in.find("num_accepted_tokens");
   a.dt_softplus = p.softplus;
+  a.disable_state_update = p.nowrite;
+  a.intermediate_states = p.inter;
+  a.pad_slot_id = p.pad;
+  a.tokens = p.tokens;
   return a;
 }
 
@@ -31,6 +38,20 @@ FillRule tied(FillRule rule, bool tie, std::int64_t inner) {
   return rule;
 }
 
+// x-like [Bt,H,P], or [Bt,T,H,P] with tokens=; B-like [Bt,G,N] or [Bt,T,G,N].
+Shape per_token(const Problem& p, std::int64_t inner, std::int64_t last) {
+  return p.tokens > 0 ? Shape{p.b, p.tokens, inner, last} : Shape{p.b, inner, last};
+}
+// The slot tables: [Bt], or [Bt,T] with +spec.
+Shape slot_table(const Problem& p) { return p.spec ? Shape{p.b, p.tokens} : Shape{p.b}; }
+void mark_read_slots(Problem& p, const Tensor& t) {
+  p.sbi = true;
+  p.spec = t.rank() == 2;
+}
+void mark_dst(Problem& p, const Tensor&) { p.dst = true; }
+void mark_accepted(Problem& p, const Tensor&) { p.accepted = true; }
+void mark_inter(Problem& p, const Tensor&) { p.inter = true; }
+
 }  // namespace
 OpSpec recurrent() {
   OpSpec s;
@@ -38,15 +59,16 @@ OpSpec recurrent() {
   s.name = "recurrent";
   s.benchmark_name = "SSDRecurrentFwd";
   s.dims = {'b', 'h', 'p', 'g', 'n'};
-  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots"};
+  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "dst", "spec", "accepted", "nowrite",
+             "inter", "pad"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
       {"state", false, DType::f32, true, nullptr,
        [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; }, [](const Problem&) { return normal(); }},
-      {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, p.p}; },
+      {"x", true, DType::f32, true, nullptr, [](const Problem& p) { return per_token(p, p.h, p.p); },
        [](const Problem&) { return normal(); }},
-      {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.h, p.p}; },
+      {"dt", false, DType::f32, true, nullptr, [](const Problem& p) { return per_token(p, p.h, p.p); },
        [](const Problem& p) {
          return tied(bench(p)                     ? uniform(0, 0.1)
                      : regime(p, "dt_edge")       ? softplus_edges()
@@ -57,30 +79,48 @@ OpSpec recurrent() {
        }},
       {"A", false, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.h, p.p, p.n}; },
        [](const Problem& p) { return tied(bench(p) ? uniform(-1, 0) : decay_rate(p), p.tie, p.p * p.n); }},
-      {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.g, p.n}; },
+      {"B", true, DType::f32, true, nullptr, [](const Problem& p) { return per_token(p, p.g, p.n); },
        [](const Problem&) { return normal(); }},
-      {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return Shape{p.b, p.g, p.n}; },
+      {"C", true, DType::f32, true, nullptr, [](const Problem& p) { return per_token(p, p.g, p.n); },
        [](const Problem&) { return normal(); }},
       {"D", false, DType::f32, true, [](const Problem& p) { return p.D != DMode::none; },
        [](const Problem& p) { return Shape{p.h, p.p}; }, [](const Problem&) { return normal(); }},
       {"z", true, DType::f32, true, [](const Problem& p) { return p.z; },
-       [](const Problem& p) { return Shape{p.b, p.h, p.p}; }, [](const Problem&) { return normal(); }},
+       [](const Problem& p) { return per_token(p, p.h, p.p); }, [](const Problem&) { return normal(); }},
       {"dt_bias", false, DType::f32, true, [](const Problem& p) { return p.dt_bias; },
        [](const Problem& p) { return Shape{p.h, p.p}; },
        [](const Problem& p) { return tied(bench(p) ? uniform(0, 1) : uniform(-0.5, 0.5), p.tie, p.p); }},
-      {"state_batch_indices", false, DType::i32, false, [](const Problem& p) { return p.sbi; },
+      {"state_batch_indices", false, DType::i32, false, [](const Problem& p) { return p.sbi; }, slot_table,
+       [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
+      {"dst_state_batch_indices", false, DType::i32, false, [](const Problem& p) { return p.dst; }, slot_table,
+       [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
+      {"num_accepted_tokens", false, DType::i32, false, [](const Problem& p) { return p.accepted; },
        [](const Problem& p) { return Shape{p.b}; }, [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
-               {"state", [](const Problem& p) { return role_dtype(p, "state"); }, nullptr}};
+               {"state", [](const Problem& p) { return role_dtype(p, "state"); }, nullptr},
+               {"intermediate_states", [](const Problem& p) { return role_dtype(p, "state"); },
+                [](const Problem& p) { return p.inter; }}};
   s.invalid_reason = [](const Problem& p) -> std::optional<std::string> {
     if (p.D == DMode::per_head) return "recurrent takes D as [H,P] only (+Dhp)";
-    if (p.sbi && p.slots < p.b) return "slots must be at least b with +sbi";
     if (!p.sbi && p.slots != 0) return "slots= needs +sbi";
+    if (p.spec && p.tokens == 0) return "+spec needs tokens= (a [Bt,T] slot table has a column per token)";
+    if (p.spec && !p.sbi) return "+spec needs +sbi (the slot tables)";
+    if (p.dst && !p.sbi) return "+dst needs +sbi (write slots apart from the read slots)";
+    if (p.accepted && !p.spec) return "+accepted needs +spec (it picks a column of the [Bt,T] table)";
+    if (p.inter && p.tokens == 0) return "+inter needs tokens=";
+    if (p.pad != -1 && !p.sbi) return "pad= needs +sbi";
+    if (p.sbi && p.slots < decode_slots_needed(p))
+      return p.dst || p.spec || p.pad >= 0
+                 ? "slots must be at least " + std::to_string(decode_slots_needed(p)) +
+                       " (distinct read slots per row and column, as many write slots with +dst, and the padding slot)"
+                 : "slots must be at least b with +sbi";
+    if (p.pad >= p.slots && p.sbi) return "pad= must be -1 or one of the slots";
     return std::nullopt;
   };
-  s.outputs[0].shape = [](const Problem& p) { return Shape{p.b, p.h, p.p}; };
+  s.outputs[0].shape = [](const Problem& p) { return per_token(p, p.h, p.p); };
   s.outputs[1].shape = [](const Problem& p) { return Shape{p.sbi ? p.slots : p.b, p.h, p.p, p.n}; };
+  s.outputs[2].shape = [](const Problem& p) { return Shape{p.b, p.tokens, p.h, p.p, p.n}; };
   s.chunked = [](const Problem& p, const InputSet& in) { return recurrent_chunked(bind_recurrent(p, in)); };
   s.sequential = [](const Problem& p, const InputSet& in) { return recurrent_sequential(bind_recurrent(p, in)); };
   s.bounds = tolerance::recurrent_bounds;
@@ -95,10 +135,30 @@ OpSpec recurrent() {
       {"D", offsetof(ssd_recurrent_args, D), abi::mark_D},
       {"z", offsetof(ssd_recurrent_args, z), abi::mark_z},
       {"dt_bias", offsetof(ssd_recurrent_args, dt_bias), abi::mark_dt_bias},
-      {"state_batch_indices", offsetof(ssd_recurrent_args, state_batch_indices), abi::mark_sbi},
-      {"out", offsetof(ssd_recurrent_args, out)}};
+      {"state_batch_indices", offsetof(ssd_recurrent_args, state_batch_indices), mark_read_slots},
+      {"out", offsetof(ssd_recurrent_args, out)},
+      {"dst_state_batch_indices", offsetof(ssd_recurrent_args, dst_state_batch_indices), mark_dst, 4},
+      {"num_accepted_tokens", offsetof(ssd_recurrent_args, num_accepted_tokens), mark_accepted, 4},
+      {"intermediate_states", offsetof(ssd_recurrent_args, intermediate_states), mark_inter, 4}};
   s.abi.scalars = {abi::dt_softplus(offsetof(ssd_recurrent_args, dt_softplus))};
-  s.abi.sizes = {{"b", "x", 0}, {"h", "x", 1}, {"p", "x", 2}, {"g", "B", 1}, {"n", "B", 2}, {"slots", "state", 0, false, "state_batch_indices"}};
+  {
+    using T = AbiScalarField::Type;
+    AbiScalarField tokens{"tokens", offsetof(ssd_recurrent_args, tokens), T::i64,
+                          [](const Problem& p) { return static_cast<double>(p.tokens); },
+                          [](Problem& p, double v) { p.tokens = static_cast<std::int64_t>(v); }, 4};
+    AbiScalarField pad{"pad_slot_id", offsetof(ssd_recurrent_args, pad_slot_id), T::i64,
+                       [](const Problem& p) { return static_cast<double>(p.pad); },
+                       [](Problem& p, double v) { p.pad = static_cast<std::int64_t>(v); }, 4};
+    AbiScalarField nowrite{"disable_state_update", offsetof(ssd_recurrent_args, disable_state_update), T::i32,
+                           [](const Problem& p) { return p.nowrite ? 1.0 : 0.0; },
+                           [](Problem& p, double v) { p.nowrite = v != 0; }, 4};
+    s.abi.scalars.push_back(tokens);
+    s.abi.scalars.push_back(pad);
+    s.abi.scalars.push_back(nowrite);
+  }
+  // Counted from the end, so the one-token and the multi-token layouts read alike; T from `tokens`.
+  s.abi.sizes = {{"b", "x", 0}, {"h", "x", -2}, {"p", "x", -1}, {"g", "B", -2}, {"n", "B", -1},
+                 {"slots", "state", 0, false, "state_batch_indices"}};
   s.smoke = [] {
     return parse_all({
         "recurrent:f32 b2 h2 p4 g1 n4 seed=1",
@@ -107,6 +167,13 @@ OpSpec recurrent() {
         "recurrent:f32 b2 h4 p4 g2 n8 +dt_bias +softplus +Dhp +tie seed=4",
         "recurrent:bf16 b1 h2 p4 g1 n4 +z state=bf16 seed=5",
         "recurrent:f16 b8 h2 p4 g1 n4 +softplus +sbi slots=8 seed=6",
+        // The serving decode step: T tokens per row, write slots, speculative decoding, a null block.
+        "recurrent:f32 b2 h2 p4 g1 n4 +softplus +inter tokens=3 state=bf16 seed=7",
+        "recurrent:f32 b3 h2 p4 g1 n4 +dt_bias +softplus +sbi slots=4 tokens=3 seed=8",
+        "recurrent:bf16 b4 h2 p4 g2 n8 +softplus +Dhp +sbi +dst slots=9 tokens=2 state=bf16 seed=9",
+        "recurrent:f16 b3 h2 p4 g1 n4 +softplus +sbi +dst +spec +accepted +inter slots=20 tokens=3 pad=0 seed=18",
+        "recurrent:f32 b2 h2 p4 g1 n4 +softplus +z +sbi +spec +accepted slots=8 tokens=4 seed=11",
+        "recurrent:bf16 b2 h4 p4 g2 n4 +dt_bias +softplus +sbi +nowrite +inter slots=4 tokens=2 seed=12",
     });
   };
   s.workloads = [] {

@@ -75,7 +75,6 @@ void mark_z(Problem& p, const Tensor&);
 void mark_dt_bias(Problem& p, const Tensor&);
 void mark_init(Problem& p, const Tensor&);
 void mark_seq(Problem& p, const Tensor&);  // values come from the tensor itself
-void mark_sbi(Problem& p, const Tensor&);
 void mark_varlen(Problem& p, const Tensor&);  // cu_seqlens present => a packed batch
 // state_dtype: the state= dtype as an ssd_dtype, -1 when the problem leaves it to C's dtype (v3).
 AbiScalarField state_dtype(std::size_t offset);

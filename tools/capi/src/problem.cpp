@@ -79,7 +79,27 @@ ssd_capi_status ssd_capi_problem_flag(const ssd_problem* problem, const char* fl
     else if (f == "causal") v = p.causal;
     else if (f == "sbi") v = p.sbi;
     else if (f == "tie") v = p.tie;
-    else throw ssd::ArgumentError("flag", "'" + f + "' is not an option (dt_bias softplus D Dhp z init causal sbi tie)");
+    else if (f == "varlen") v = p.varlen;
+    else if (f == "dst") v = p.dst;
+    else if (f == "spec") v = p.spec;
+    else if (f == "accepted") v = p.accepted;
+    else if (f == "nowrite") v = p.nowrite;
+    else if (f == "inter") v = p.inter;
+    else
+      throw ssd::ArgumentError("flag", "'" + f + "' is not an option (dt_bias softplus D Dhp z init causal sbi tie varlen dst "
+                                             "spec accepted nowrite inter)");
+  });
+}
+
+ssd_capi_status ssd_capi_problem_value(const ssd_problem* problem, const char* key, int64_t* value) {
+  return guarded("ssd_capi_problem_value", [&] {
+    const ssd::Problem& p = need(problem, "problem").problem;
+    const std::string k = ssd::capi::need_text(key, "key");
+    int64_t& v = need(value, "value");
+    if (k == "slots") v = p.slots;
+    else if (k == "tokens") v = p.tokens;
+    else if (k == "pad") v = p.pad;
+    else throw ssd::ArgumentError("key", "'" + k + "' is not an integer option (slots tokens pad)");
   });
 }
 

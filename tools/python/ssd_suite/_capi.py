@@ -65,6 +65,7 @@ _STATUS = {
     "problem_size": [P, c_char, POINTER(c_int64)],
     "problem_seed": [P, POINTER(c_uint64)],
     "problem_flag": [P, c_char_p, POINTER(c_int32)],
+    "problem_value": [P, c_char_p, POINTER(c_int64)],
     "problem_dt_limit": [P, POINTER(c_double), POINTER(c_double)],
     "problem_invalid_reason": [P, POINTER(c_char_p)],
     "problem_equal": [P, P, POINTER(c_int32)],

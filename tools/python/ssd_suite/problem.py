@@ -6,7 +6,8 @@ from ctypes import c_char_p, c_double, c_int32, c_int64, c_uint64
 
 from . import _capi
 
-FLAGS = ("dt_bias", "softplus", "D", "Dhp", "z", "init", "causal", "sbi", "tie")
+FLAGS = ("dt_bias", "softplus", "D", "Dhp", "z", "init", "causal", "sbi", "tie", "varlen", "dst", "spec", "accepted",
+         "nowrite", "inter")
 
 
 class Problem:
@@ -83,6 +84,16 @@ class Problem:
             if on.value:
                 flags.add(flag)
         return frozenset(flags)
+
+    @functools.cached_property
+    def values(self):
+        """The integer options: {"slots": Bs, "tokens": T (0 without tokens=), "pad": the padding slot id}."""
+        values = {}
+        for key in ("slots", "tokens", "pad"):
+            v = c_int64()
+            _capi.call("problem_value", self._handle.ptr, key.encode(), ctypes.byref(v))
+            values[key] = v.value
+        return values
 
     @property
     def valid(self):

@@ -27,6 +27,7 @@ struct GenOptions {
   bool mixed_dtypes = true;
   bool initial_states = true;
   bool varlen = true;             // packed varlen batches (+varlen) where the op takes them
+  bool serving = true;            // the serving decode step (tokens=, +spec, +dst, +accepted, pad=, +nowrite, +inter)
   bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, dt_overflow, A_zero, underflow, dA_rise, bench)
   std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;

@@ -18,7 +18,8 @@ namespace ssd {
 
 // A tensor argument: the contract role (input, output, or both for a state updated in place) and
 // the offset of its ssd_tensor in the args struct. `mark` records in a Problem what the presence
-// (and shape) of an optional input says, e.g. z present => +z; nullptr for required roles.
+// (and shape) of an optional input says, e.g. z present => +z, or the presence of an optional
+// output (called with an empty tensor), e.g. intermediate_states => +inter; nullptr for required roles.
 struct AbiTensorField {
   std::string_view role;
   std::size_t offset;

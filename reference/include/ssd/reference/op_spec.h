@@ -28,7 +28,8 @@ struct FillRule {
     chunk_dt,         // U(a, b) at valid chunk positions of [Bt,H,NC,Q], 0 in the padded tail
     chunk_cumsum,     // within-chunk cumsum of -U(a, b) over valid positions, flat padded tail
     seq_idx,          // from Problem::seq
-    batch_indices,    // state_batch_indices: distinct slots, about a quarter of them padding (< 0)
+    batch_indices,    // the decode slot tables (state_batch_indices, dst_state_batch_indices, num_accepted_tokens):
+                      // distinct slots, about a quarter of the rows padding
     has_initial_states,  // 0/1 per sequence of a packed batch: all, exactly one, or each at random
     varlen_encoding,  // the role's encoding of the packed sequences (ssd/reference/varlen.h)
   };

@@ -119,18 +119,29 @@ Outputs chunk_scan_sequential(const ChunkScanArgs& args);
 // "state" [Bs,H,P,N]: the whole state tensor after the step, unrounded (rows not selected by
 // state_batch_indices, and rows of padding entries, are the input values).
 struct RecurrentArgs {
-  const Tensor* state = nullptr;    // [Bs,H,P,N]
-  const Tensor* x = nullptr;        // [Bt,H,P]
-  const Tensor* dt = nullptr;       // [Bt,H,P] raw
+  const Tensor* state = nullptr;    // [Bs,H,P,N], updated in place
+  const Tensor* x = nullptr;        // [Bt,H,P], or [Bt,T,H,P] with tokens = T
+  const Tensor* dt = nullptr;       // like x, raw
   const Tensor* A = nullptr;        // [H,P,N]
-  const Tensor* B = nullptr;        // [Bt,G,N]
-  const Tensor* C = nullptr;        // [Bt,G,N]
+  const Tensor* B = nullptr;        // [Bt,G,N], or [Bt,T,G,N]
+  const Tensor* C = nullptr;        // like B
   const Tensor* D = nullptr;        // [H,P], optional
-  const Tensor* z = nullptr;        // [Bt,H,P], optional
+  const Tensor* z = nullptr;        // like x, optional
   const Tensor* dt_bias = nullptr;  // [H,P], optional
-  const Tensor* state_batch_indices = nullptr;  // [Bt] i32, optional; negative = padding row
+  // The read slots, i32, optional: [Bt], or [Bt,T] (one column per token: speculative decoding).
+  // A padding row's slot is negative or equal to pad_slot_id.
+  const Tensor* state_batch_indices = nullptr;
   bool dt_softplus = false;
+  const Tensor* dst_state_batch_indices = nullptr;  // the write slots, like state_batch_indices; optional
+  const Tensor* num_accepted_tokens = nullptr;      // [Bt] i32, optional, with [Bt,T] tables
+  bool disable_state_update = false;  // the state buffer is read only
+  bool intermediate_states = false;   // also return the state after every token, [Bt,T,H,P,N]
+  std::int64_t pad_slot_id = -1;
+  // T of a multi-token call: x, dt, z [Bt,T,H,P] and B, C [Bt,T,G,N]; 0 for the one-token layout.
+  std::int64_t tokens = 0;
 };
+// Outputs: "out" like x, "state" [Bs,H,P,N] (the whole buffer after the call), and with
+// intermediate_states "intermediate_states" [Bt,T,H,P,N]. Padding rows' outputs are undefined.
 Outputs recurrent_chunked(const RecurrentArgs& args);
 Outputs recurrent_sequential(const RecurrentArgs& args);
 

@@ -51,6 +51,15 @@ struct Problem {
   bool dt_bias = false, softplus = false, z = false, init = false, causal = false;
   bool sbi = false;  // state_batch_indices (recurrent)
   bool tie = false;  // recurrent A and dt constant along p and n (the expanded-view layout)
+  // The serving decode step (recurrent; docs/contract.md, "SSDRecurrentFwd as serving engines call
+  // it"). tokens= T gives each row T tokens (x [Bt,T,H,P]); 0 is the one-token layout x [Bt,H,P].
+  std::int64_t tokens = 0;
+  bool dst = false;       // write slots apart from the read slots (dst_state_batch_indices)
+  bool spec = false;      // per-token slot tables [Bt,T] (speculative decoding): a state stored after every token
+  bool accepted = false;  // num_accepted_tokens [Bt] picks the read column of a row's table
+  bool nowrite = false;   // disable_state_update: the state buffer is read only
+  bool inter = false;     // the intermediate_states output: the state after every token
+  std::int64_t pad = -1;  // the slot id that marks a padding row (pad=, default -1); a negative id always does
   // A packed variable-length batch (mamba2): one row (b1) of sequences numbered 0, 1, ... by seq=,
   // each starting from its own initial state (initial_states [nseq,H,P,N] and has_initial_states
   // with +init) or zero, with each sequence's final state returned (varlen_states).

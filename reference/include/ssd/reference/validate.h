@@ -21,6 +21,7 @@ struct OpDims {
   std::int64_t flat = 0;      // D of state passing (P*N flattened)
   std::int64_t slots = 0;     // Bs of the recurrent state
   std::int64_t sequences = 0; // nseq of a packed varlen batch
+  std::int64_t tokens = 0;    // T of a multi-token decode call (x [Bt,T,H,P]); 0 for x [Bt,H,P]
   bool d_has_hdim = false;    // D given as [H,P]
   ChunkGrid grid() const { return ChunkGrid{seqlen, chunk}; }
   std::int64_t heads_per_group() const { return heads / groups; }

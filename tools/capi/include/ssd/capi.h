@@ -155,6 +155,9 @@ SSD_CAPI_EXPORT ssd_capi_status ssd_capi_problem_seed(const ssd_problem* problem
 /* Whether an option is on, by its name in the string without the '+': dt_bias softplus D Dhp z
  * init causal sbi tie ("D" is D of shape [H], "Dhp" of shape [H,P]). */
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_problem_flag(const ssd_problem* problem, const char* flag, int32_t* on);
+/* An integer option: "slots" (recurrent +sbi), "tokens" (recurrent tokens=, 0 when absent), "pad"
+ * (recurrent pad=, -1 by default). */
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_problem_value(const ssd_problem* problem, const char* key, int64_t* value);
 /* The dt clamp in force: limit= when given, else the default (0, +inf). */
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_problem_dt_limit(const ssd_problem* problem, double* lo, double* hi);
 /* Why the problem is outside the contract, or NULL when it is valid. */

@@ -96,34 +96,67 @@ def silu(v):
 
 
 def recurrent(problem, inputs):
-    """One decode step per batch row: h_new = state exp(A dt') + dt' B x, out = C h_new + D x,
-    gated by silu(z); padding rows (negative state_batch_indices) give out 0 and touch no state."""
+    """Decode steps per row (docs/contract.md §8, §8.1): the row reads its slot (the column
+    max(num_accepted - 1, 0) of a [b,T] table), then per token h = h exp(A dt') + dt' B x carried in
+    f32, out = C h + D x gated by silu(z); the state stored to the write slot after the last token
+    (or after every token to its column). Padding rows (a negative slot, or the padding id) store
+    nothing; their outputs are don't care."""
+    T = problem.values["tokens"]
+    multi = T > 0
     x = inputs["x"].astype(F32)
-    b, h, p = x.shape
-    B, C = inputs["B"].astype(F32), inputs["C"].astype(F32)
-    g = B.shape[1]
-    heads_per_group = h // g
-    group = np.arange(h) // heads_per_group
-    step = processed_dt(problem, inputs["dt"], inputs.get("dt_bias"), clamp=False)  # [b,h,p]
+    if not multi:  # the one-token layout: a token axis of 1
+        x = x[:, None]
+    b, T1, h, p = x.shape
+
+    def as_tokens(a):  # every per-token input as [b,T,...]
+        return a if multi else a[:, None]
+
+    B, C = as_tokens(inputs["B"].astype(F32)), as_tokens(inputs["C"].astype(F32))
+    g = B.shape[2]
+    group = np.arange(h) // (h // g)
+    step = processed_dt(problem, as_tokens(inputs["dt"]), inputs.get("dt_bias"), clamp=False)  # [b,T,h,p]
+    z = as_tokens(inputs["z"].astype(F32)) if "z" in inputs else None
     A = inputs["A"].astype(F32)
-    state = inputs["state"].astype(F32)  # the new state, stored back below
-    new_state = state.copy()
-    out = np.zeros((b, h, p), dtype=F32)
-    rows = inputs["state_batch_indices"] if "state_batch_indices" in inputs else np.arange(b)
+    state = inputs["state"].astype(F32)
+    new_state = state.copy()  # the new state, stored back below
+    out = np.zeros((b, T1, h, p), dtype=F32)
+    inter = np.zeros((b, T1, h, p, A.shape[-1]), dtype=F32)
+    pad = problem.values["pad"]
+    reads = inputs.get("state_batch_indices")
+    writes = inputs.get("dst_state_batch_indices", reads)
+    per_token = reads is not None and reads.ndim == 2
+    accepted = inputs.get("num_accepted_tokens")
+    nowrite = "nowrite" in problem.flags
+
+    def is_pad(slot):
+        return slot < 0 or slot == pad
+
     for i in range(b):
-        slot = int(rows[i])
-        if slot < 0:
+        column = max(int(accepted[i]) - 1, 0) if accepted is not None else 0
+        read = i if reads is None else int(reads[i, column] if per_token else reads[i])
+        if reads is not None and is_pad(read):
             continue
-        d = step[i][:, :, None]  # [h,p,1]
-        Bg, Cg = B[i][group][:, None, :], C[i][group][:, None, :]  # [h,1,n]
-        with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow gives inf, as in a kernel
-            h_new = (state[slot] * np.exp(A * d) + d * Bg * x[i][:, :, None]).astype(F32)
-        new_state[slot] = h_new
-        with np.errstate(over="ignore", invalid="ignore"):
-            y = np.sum(h_new * Cg, axis=-1, dtype=F32)
-        if "D" in inputs:
-            y = y + inputs["D"].astype(F32) * x[i]
-        if "z" in inputs:
-            y = y * silu(inputs["z"][i].astype(F32))
-        out[i] = y
-    return {"out": out, "state": new_state}
+        hs = state[read]
+        for t in range(T1):
+            d = step[i, t][:, :, None]  # [h,p,1]
+            Bg, Cg = B[i, t][group][:, None, :], C[i, t][group][:, None, :]  # [h,1,n]
+            with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow gives inf, as in a kernel
+                hs = (hs * np.exp(A * d) + d * Bg * x[i, t][:, :, None]).astype(F32)
+                y = np.sum(hs * Cg, axis=-1, dtype=F32)
+            if "D" in inputs:
+                y = y + inputs["D"].astype(F32) * x[i, t]
+            if z is not None:
+                y = y * silu(z[i, t])
+            out[i, t], inter[i, t] = y, hs
+            if per_token:
+                slot = int(writes[i, t])
+            elif t == T1 - 1:
+                slot = int(writes[i]) if writes is not None else read
+            else:
+                continue
+            if not nowrite and not is_pad(slot):
+                new_state[slot] = hs
+    result = {"out": out if multi else out[:, 0], "state": new_state}
+    if "inter" in problem.flags:
+        result["intermediate_states"] = inter
+    return result

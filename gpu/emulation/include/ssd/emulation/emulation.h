@@ -50,6 +50,12 @@ enum class Flaw {
   state_sum_bf16,         // chunk_state: the sum over the chunk's tokens accumulated in bf16
   softplus_bf16,          // dt's softplus evaluated in bf16 (argument and result rounded to bf16)
   decay_cumsum_bf16,      // the within-chunk decays exp(dA ...) computed from a bf16-rounded dA cumsum
+  // Real decode bugs of the serving interface (docs/contract.md names the upstream report of each):
+  pad_slot_wraps,         // a padding row reads and stores slot (id mod Bs), Python's state[-1] (mamba #792, FlashInfer #2865)
+  pad_token_stored,       // a per-token store whose write entry is the padding id is not skipped (FlashInfer #2865)
+  accepted_index_unbounded,  // the read column num_accepted - 1 not clamped at 0: 0 accepted reads the row before (vLLM #50021)
+  state_rounded_each_token,  // the carried state rounded to its storage dtype after every token (mlx-lm #988, vLLM #13466)
+  dst_ignored,            // the state stored to the read slots, dst_state_batch_indices ignored
 };
 
 std::string_view flaw_name(Flaw f);
@@ -62,7 +68,8 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::seq_exp_dropped,   Flaw::padding_chunk_state,   Flaw::state_passing_inclusive, Flaw::dt_limit_floor,
     Flaw::init_decay_from_chunk_start, Flaw::init_decay_step_short, Flaw::single_sequence_init_dropped,
     Flaw::has_initial_states_ignored, Flaw::entering_states_bf16, Flaw::tf32_undeclared, Flaw::state_sum_bf16,
-    Flaw::softplus_bf16, Flaw::decay_cumsum_bf16};
+    Flaw::softplus_bf16, Flaw::decay_cumsum_bf16, Flaw::pad_slot_wraps, Flaw::pad_token_stored,
+    Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
