@@ -84,6 +84,13 @@ TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {
     mark(p.sbi, "slots");
     mark(p.tie, "tie");
     mark(p.varlen, "varlen");
+    mark(p.tokens > 0, "tokens");
+    mark(p.dst, "dst");
+    mark(p.spec, "spec");
+    mark(p.accepted, "accepted");
+    mark(p.nowrite, "nowrite");
+    mark(p.inter, "inter");
+    mark(p.pad != -1, "pad");
     mark(p.dtypes.count("state") > 0, "state");
     mark(p.dtypes.count("out") > 0, "out");
     for (const auto& [role, dtype] : p.dtypes)
