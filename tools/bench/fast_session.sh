@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# One device session for the fast kernels, in phases that each fit one 10-minute call. Run from
+# the folder that holds the bundle (tools/gpu-bundle.sh) with this script copied into it:
+#   bash BUNDLE/fast_session.sh time      ssd-bench of the new library and of BUNDLE/before/ (if there),
+#                                         then Nsight Compute kernel durations of one Mamba2Fwd call
+#   bash BUNDLE/fast_session.sh tests     golden, smoke, random problems, bit-identical reruns
+#   bash BUNDLE/fast_session.sh verify    full-size workloads of SSD_WORKLOAD_OPS, memcheck and
+#                                         racecheck on the smoke problems, a fuzz campaign
+# Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-.}
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
+lib="$here/libssd-kernels-cuda.so"
+ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state chunk_coupling"}
+against=()
+[ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
+
+case "${1:-}" in
+  time)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,driver_version --format=csv
+    # shellcheck disable=SC2086
+    "$here/ssd-bench" --kernels "$lib" --ops $ops --max-seconds 1 "${against[@]}" --json "$out/after.json" 2>&1 |
+      tee "$out/bench_after.txt"
+    if [ -f "$here/before/libssd-kernels-cuda.so" ]; then
+      # shellcheck disable=SC2086
+      "$here/ssd-bench" --kernels "$here/before/libssd-kernels-cuda.so" --ops $ops --max-seconds 1 "${against[@]}" \
+        --json "$out/before.json" 2>&1 | tee "$out/bench_before.txt"
+    fi
+    filter=${SSD_NCU_FILTER:-"mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus fill"}
+    if command -v ncu >/dev/null; then
+      ncu --clock-control none --launch-count 12 --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+        "$here/ssd-bench" --kernels "$lib" --ops mamba2 --filter "$filter" --replays 1 2>&1 | tee "$out/ncu.txt" |
+        grep -E "kernel|duration|warps_active|dram__" | head -60
+    fi
+    ;;
+  tests)
+    timeout 560 "$here/run.sh" 2>&1 | tee "$out/tests.txt" | tail -40
+    ;;
+  verify)
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state} timeout 300 "$here/run.sh" \
+      --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -25
+    for tool in memcheck racecheck; do
+      timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
+        --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems 2>&1 | tee "$out/$tool.txt" | tail -6
+      echo "$tool exit ${PIPESTATUS[0]}"
+    done
+    timeout 200 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
+    ;;
+  *)
+    echo "usage: fast_session.sh time|tests|verify" >&2
+    exit 2
+    ;;
+esac
