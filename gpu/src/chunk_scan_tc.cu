@@ -78,7 +78,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   const T* C = static_cast<const T*>(p.C.p);
   const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
 
-  // Group 0: the C rows of the block and the f32 entering states, staged in the stage buffers.
+  // Group 0: the C rows of the block and the entering states: 16-bit ones (Mamba2Fwd stores them in
+  // C's dtype) straight into their tile, f32 ones staged in the stage buffers and rounded below.
   float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);
   for (int e = tid; e < kBM * (nk / 8); e += kBlockThreads) {
     const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
@@ -93,6 +94,13 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       const int r = e / (nk / 4), col = (e % (nk / 4)) * 4;
       const bool in = col < N && p0 + r < P;
       cp_async16(stage_prev + r * nk + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
+    }
+  } else {
+    const T* prev = static_cast<const T*>(p.states.p);
+    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
+      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+      const bool in = col < N && p0 + r < P;
+      cp_async16(sPrev + r * kLdN + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
     }
   }
   cp_async_commit();
@@ -121,14 +129,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     }
     sRowScale[tid] = scale;
   }
-  if (!prev_f32) {  // entering states already 16-bit (Mamba2Fwd stores them in C's dtype)
-    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
-      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-      float v[8] = {};
-      if (col < N && p0 + r < P) load8(p.states, (prev_base + p0 + r) * N + col, v);
-      *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
-    }
-  }
   cp_async_wait<0>();
   __syncthreads();
   if (prev_f32) {
@@ -139,11 +139,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       for (int q = 0; q < 8; ++q) v[q] = stage_prev[r * nk + col + q];
       *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
     }
+    __syncthreads();  // the staging area is free for the causal steps
   }
-  __syncthreads();  // the staging area is free for the causal steps
 
-  // Causal steps: stage s of step j holds x [k][p] and cb [i][k] (or B [k][n]) of tokens
-  // k0 = j * kBK ... k0 + kBK - 1.
+  // Causal steps: stage j % 2 holds x [k][p] and cb [i][k] of tokens k0 = j * kBK ... k0 + kBK - 1.
   const int steps = static_cast<int>(ceil_div(k_end, kBK));
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   auto issue = [&](int j) {
