@@ -4,8 +4,10 @@
 #   bash BUNDLE/fast_session.sh time      ssd-bench of the new library and of BUNDLE/before/ (if there),
 #                                         then Nsight Compute kernel durations of one Mamba2Fwd call
 #   bash BUNDLE/fast_session.sh tests     golden, smoke, random problems, bit-identical reruns
-#   bash BUNDLE/fast_session.sh verify    full-size workloads of SSD_WORKLOAD_OPS, memcheck and
-#                                         racecheck on the smoke problems, a fuzz campaign
+#   bash BUNDLE/fast_session.sh workloads full-size workloads of SSD_WORKLOAD_OPS (default: the ops
+#                                         these changes touch)
+#   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
+#                                         (plain and under memcheck), a fuzz campaign
 # Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,20 +37,27 @@ case "${1:-}" in
     fi
     ;;
   tests)
-    timeout 560 "$here/run.sh" 2>&1 | tee "$out/tests.txt" | tail -40
+    timeout 560 "$here/run.sh" --gtest_filter='-GpuWorkloads.*' 2>&1 | tee "$out/tests.txt" | tail -40
     ;;
-  verify)
-    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state} timeout 300 "$here/run.sh" \
-      --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -25
+  workloads)
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state} timeout 560 "$here/run.sh" \
+      --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -30
+    ;;
+  checks)
     for tool in memcheck racecheck; do
       timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
         --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems 2>&1 | tee "$out/$tool.txt" | tail -6
       echo "$tool exit ${PIPESTATUS[0]}"
     done
+    # The problems aimed at the changed kernels' shape conditions, plain and under memcheck.
+    "$here/fuzz.sh" --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/problems.txt" | tail -8
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$lib" \
+      --isolation none --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/memcheck_problems.txt" | tail -6
+    echo "memcheck (problems) exit ${PIPESTATUS[0]}"
     timeout 200 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
   *)
-    echo "usage: fast_session.sh time|tests|verify" >&2
+    echo "usage: fast_session.sh time|tests|workloads|checks" >&2
     exit 2
     ;;
 esac
