@@ -9,6 +9,9 @@
 #   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
 #                                         (plain and under memcheck), a fuzz campaign
 # Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
+# Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
+# fast_problems.txt} BUNDLE/; for the A/B, the library of the commit to compare against as
+# BUNDLE/before/libssd-kernels-cuda.so.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-.}
