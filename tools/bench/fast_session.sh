@@ -17,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-.}
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 lib="$here/libssd-kernels-cuda.so"
-ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state chunk_coupling"}
+ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling"}
 against=()
 [ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
 
@@ -43,7 +43,7 @@ case "${1:-}" in
     timeout 560 "$here/run.sh" --gtest_filter='-GpuWorkloads.*' 2>&1 | tee "$out/tests.txt" | tail -40
     ;;
   workloads)
-    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state} timeout 560 "$here/run.sh" \
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state,state_passing} timeout 560 "$here/run.sh" \
       --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -30
     ;;
   checks)
