@@ -48,16 +48,16 @@ case "${1:-}" in
     ;;
   checks)
     for tool in memcheck racecheck; do
-      timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
+      timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
         --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems 2>&1 | tee "$out/$tool.txt" | tail -6
       echo "$tool exit ${PIPESTATUS[0]}"
     done
     # The problems aimed at the changed kernels' shape conditions, plain and under memcheck.
-    "$here/fuzz.sh" --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/problems.txt" | tail -8
-    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$lib" \
+    timeout 60 "$here/fuzz.sh" --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/problems.txt" | tail -8
+    timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$lib" \
       --isolation none --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/memcheck_problems.txt" | tail -6
     echo "memcheck (problems) exit ${PIPESTATUS[0]}"
-    timeout 200 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
+    timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
   *)
     echo "usage: fast_session.sh time|tests|workloads|checks" >&2
