@@ -2,7 +2,7 @@
 # One device session for the fast kernels, in phases that each fit one 10-minute call. Run from
 # the folder that holds the bundle (tools/gpu-bundle.sh) with this script copied into it:
 #   bash BUNDLE/fast_session.sh time      ssd-bench of the new library and of BUNDLE/before/ (if there),
-#                                         then Nsight Compute kernel durations of one Mamba2Fwd call
+#                                         then Nsight Compute kernel durations of Mamba2Fwd calls (both)
 #   bash BUNDLE/fast_session.sh tests     golden, smoke, random problems, bit-identical reruns
 #   bash BUNDLE/fast_session.sh workloads full-size workloads of SSD_WORKLOAD_OPS (default: the ops
 #                                         these changes touch)
@@ -34,9 +34,15 @@ case "${1:-}" in
     fi
     filter=${SSD_NCU_FILTER:-"mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus fill"}
     if command -v ncu >/dev/null; then
-      ncu --clock-control none --launch-count 12 --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
-        "$here/ssd-bench" --kernels "$lib" --ops mamba2 --filter "$filter" --replays 1 2>&1 | tee "$out/ncu.txt" |
-        grep -E "kernel|duration|warps_active|dram__" | head -60
+      for which in after before; do
+        l=$lib
+        [ $which = before ] && l="$here/before/libssd-kernels-cuda.so"
+        [ -f "$l" ] || continue
+        ncu --clock-control none --launch-count 12 \
+          --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+          "$here/ssd-bench" --kernels "$l" --ops mamba2 --filter "$filter" --replays 1 2>&1 | tee "$out/ncu_$which.txt" |
+          grep -E "kernel|duration|warps_active|dram__" | head -40
+      done
     fi
     ;;
   tests)
