@@ -4,12 +4,12 @@
 //   memory), scaled per row by exp(dA[i]) (0 where seq_idx cuts the carry);
 //   causal term: per 64 tokens k, the coefficients round_x(cb[i,k] exp(min(dA[i]-dA[k],0)) dt[k])
 //   are built in registers in the accumulator layout, which is the A-fragment layout of the next
-//   mma.sync, and multiplied by x [k][p]. x (and cb, or B) of the next 64 tokens arrive by cp.async
-//   while the current ones are used (two stages). The epilogue (skip term, z gate) goes through a
+//   mma.sync, and multiplied by x [k][p]. x and cb of the next 64 tokens arrive by cp.async while
+//   the current ones are used (two stages). The epilogue (skip term, z gate) goes through a
 //   shared fp32 tile, so stores are 16 bytes per thread and the unrolled code stays small.
-// Mamba2Fwd runs the fused variant: cb[i,k] = C_i . B_k (fp32 accumulation of exact products,
-// seq-masked, as SSDChunkCouplingFwd computes it) comes from one more mma.sync per step, so the
-// Q x Q coupling matrix never goes through memory.
+// cb is read in x's dtype or in f32 (Mamba2Fwd's, computed once per (chunk, group) by
+// SSDChunkCouplingFwd and shared by every head of the group from L2). The f32 cb tile is twice as
+// large, so its second stage reuses the C and prev tiles, which are dead after the carried-in term.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -24,26 +24,32 @@ constexpr int kBK = 64;           // tokens k per causal step
 constexpr int kMaxN = 128;        // the fast path takes N <= 128 and Q <= 256
 constexpr int kMaxQ = 256;
 constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev, B)
-constexpr int kLdK = kBK + 8;     // rows of 64 k (cb) or 64 p (x)
+constexpr int kLdK = kBK + 8;     // rows of 64 k (16-bit cb) or 64 p (x)
+constexpr int kLdKf = kBK + 8;    // rows of 64 k of the f32 cb (float2 reads of 8 rows hit distinct banks)
 
-// Shared memory, in elements of T unless noted; the f32 staging of prev aliases the stages.
-template <bool kFused>
+// Shared memory, in elements of T unless noted. The area from stage 0 to the end (both stages, or
+// stage 0 alone when stage 1 lies over C and prev) also holds the f32 staging of prev (before the
+// causal steps) and the fp32 output tile (after them).
+template <bool kCbF32>
 struct Layout {
   static constexpr int kC = 0;                                  // C [kBM][kLdN]
   static constexpr int kPrev = kC + kBM * kLdN;                 // prev rounded [kBN][kLdN]
   static constexpr int kStage0 = kPrev + kBN * kLdN;            // per stage: x [kBK][kLdK], then
-  static constexpr int kXSize = kBK * kLdK;                     // B [kBK][kLdN] (fused) or
-  static constexpr int kOpSize = kFused ? kBK * kLdN : kBM * kLdK;  // cb [kBM][kLdK]
+  static constexpr int kXSize = kBK * kLdK;                     // cb [kBM][kLdK] of T or
+  static constexpr int kOpSize = kCbF32 ? 2 * kBM * kLdKf : kBM * kLdK;  // [kBM][kLdKf] of f32
   static constexpr int kStageSize = kXSize + kOpSize;
-  static constexpr int kEnd = kStage0 + 2 * kStageSize;
-  static constexpr size_t kBytes = 2 * static_cast<size_t>(kEnd) + sizeof(float) * (2 * kMaxQ + kBM) +
-                                   sizeof(int32_t) * kMaxQ;
-  static_assert(kBN * kMaxN * 4 <= 2 * 2 * kStageSize, "the f32 staging of prev fits in the stages");
+  static constexpr int kStage1 = kCbF32 ? kC : kStage0 + kStageSize;  // f32: over C and prev
+  static constexpr int kEnd = kStage0 + (kCbF32 ? 1 : 2) * kStageSize;
+  static constexpr size_t kBytes = 2 * static_cast<size_t>(kEnd) + sizeof(float) * (2 * kMaxQ + kBM);
+  static constexpr size_t kStagingBytes = 2 * static_cast<size_t>(kEnd - kStage0);
+  static_assert(kBN * kMaxN * 4 <= kStagingBytes, "the f32 staging of prev fits from stage 0 on");
+  static_assert(!kCbF32 || kStageSize <= kStage0, "stage 1 fits over the C and prev tiles");
+  __device__ static constexpr int stage(int j) { return (j & 1) ? kStage1 : kStage0; }
 };
 
-template <class T, bool kFused>
-__global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkScanParams p, In Bin) {
-  using L = Layout<kFused>;
+template <class T, bool kCbF32>
+__global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkScanParams p) {
+  using L = Layout<kCbF32>;
   extern __shared__ uint4 smem[];
   T* const base = reinterpret_cast<T*>(smem);
   T* const sC = base + L::kC;
@@ -51,7 +57,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   float* const sDA = reinterpret_cast<float*>(base + L::kEnd);  // [Q] dA of the chunk
   float* const sDt = sDA + kMaxQ;                               // [Q] dt of the chunk
   float* const sRowScale = sDt + kMaxQ;                         // [kBM]
-  int32_t* const sId = reinterpret_cast<int32_t*>(sRowScale + kBM);  // [Q] seq ids of the chunk
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
   const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
@@ -71,9 +76,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   const int nk = static_cast<int>((N + 15) / 16 * 16);   // K of the n GEMMs, zero columns past N
   const T* x = static_cast<const T*>(p.x.p);
   const T* C = static_cast<const T*>(p.C.p);
-  const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C and B
+  const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
 
-  // Group 0: the C rows of the block and the f32 entering states, staged in the stage buffers.
+  // Group 0: the C rows of the block and the entering states: 16-bit ones (Mamba2Fwd stores them in
+  // C's dtype) straight into their tile, f32 ones staged in the stage buffers and rounded below.
   float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);
   for (int e = tid; e < kBM * (nk / 8); e += kBlockThreads) {
     const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
@@ -89,6 +95,13 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       const bool in = col < N && p0 + r < P;
       cp_async16(stage_prev + r * nk + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
     }
+  } else {
+    const T* prev = static_cast<const T*>(p.states.p);
+    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
+      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
+      const bool in = col < N && p0 + r < P;
+      cp_async16(sPrev + r * kLdN + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
+    }
   }
   cp_async_commit();
 
@@ -100,7 +113,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     const bool in = k < k_end;
     sDA[k] = in ? load(p.dA, vec + k) : 0.0f;
     sDt[k] = in ? load(p.dt, vec + k) : 0.0f;
-    if (p.seq_idx != nullptr) sId[k] = in ? p.seq_idx[b * S + t0 + k] : 0;
   }
   if (tid < kBM) {
     const int64_t i = i0 + tid;
@@ -117,14 +129,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     }
     sRowScale[tid] = scale;
   }
-  if (!prev_f32) {  // entering states already 16-bit (Mamba2Fwd stores them in C's dtype)
-    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
-      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-      float v[8] = {};
-      if (col < N && p0 + r < P) load8(p.states, (prev_base + p0 + r) * N + col, v);
-      *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
-    }
-  }
   cp_async_wait<0>();
   __syncthreads();
   if (prev_f32) {
@@ -135,15 +139,14 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       for (int q = 0; q < 8; ++q) v[q] = stage_prev[r * nk + col + q];
       *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
     }
+    __syncthreads();  // the staging area is free for the causal steps
   }
-  __syncthreads();  // the staging area is free for the causal steps
 
-  // Causal steps: stage s of step j holds x [k][p] and cb [i][k] (or B [k][n]) of tokens
-  // k0 = j * kBK ... k0 + kBK - 1.
+  // Causal steps: stage j % 2 holds x [k][p] and cb [i][k] of tokens k0 = j * kBK ... k0 + kBK - 1.
   const int steps = static_cast<int>(ceil_div(k_end, kBK));
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   auto issue = [&](int j) {
-    T* const sX = base + L::kStage0 + (j & 1) * L::kStageSize;
+    T* const sX = base + L::stage(j);
     T* const sOp = sX + L::kXSize;
     const int64_t k0 = static_cast<int64_t>(j) * kBK;
     for (int e = tid; e < kBK * (kBN / 8); e += kBlockThreads) {
@@ -151,12 +154,13 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       const bool in = k0 + r < valid && p0 + col < P;
       cp_async16(sX + r * kLdK + col, in ? x + ((b * S + t0 + k0 + r) * H + h) * P + p0 + col : x, in);
     }
-    if constexpr (kFused) {
-      const T* B = static_cast<const T*>(Bin.p);
-      for (int e = tid; e < kBK * (nk / 8); e += kBlockThreads) {
-        const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-        const bool in = col < N && k0 + r < valid;
-        cp_async16(sOp + r * kLdN + col, in ? B + (c_row0 + (k0 + r) * G) * N + col : B, in);
+    if constexpr (kCbF32) {
+      const float* cb = static_cast<const float*>(p.cb.p);
+      float* const sCb = reinterpret_cast<float*>(sOp);
+      for (int e = tid; e < kBM * (kBK / 4); e += kBlockThreads) {
+        const int r = e / (kBK / 4), col = (e % (kBK / 4)) * 4;
+        const bool in = i0 + r < valid && k0 + col < k_end;  // k_end <= Q, a multiple of 8
+        cp_async16(sCb + r * kLdKf + col, in ? cb + (cb_base + i0 + r) * Q + k0 + col : cb, in);
       }
     } else {
       const T* cb = static_cast<const T*>(p.cb.p);
@@ -188,6 +192,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   // Token indices within the chunk (< Q <= 256) in 32-bit arithmetic, which keeps registers free.
   const int i_lo = static_cast<int>(i0) + row_lo, i_hi = static_cast<int>(i0) + row_hi, n_valid = static_cast<int>(valid);
   const float dA_lo = i_lo < n_valid ? sDA[i_lo] : 0.0f, dA_hi = i_hi < n_valid ? sDA[i_hi] : 0.0f;
+  if constexpr (kCbF32) __syncthreads();  // every warp is done with C and prev: stage 1 replaces them
   for (int j = 0; j < steps; ++j) {
     if (j + 1 < steps) {
       issue(j + 1);
@@ -196,7 +201,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       cp_async_wait<0>();
     }
     __syncthreads();
-    const T* sX = base + L::kStage0 + (j & 1) * L::kStageSize;
+    const T* sX = base + L::stage(j);
     const T* sOp = sX + L::kXSize;
     const int64_t k0 = static_cast<int64_t>(j) * kBK;
     // 16-wide k blocks past the warp's last row hold only zero coefficients.
@@ -204,16 +209,11 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     const int kblocks = blocks < kBK / 16 ? static_cast<int>(blocks) : kBK / 16;
     if (k0 <= i0 + wm + 15) {
       // Per 16 tokens k: cb of the warp's 16 rows in the accumulator layout ([nt][0,1] row_lo,
-      // columns nt*8 + 2*tig + {0,1}; [nt][2,3] row_hi); fused, from one more GEMM over n. Then
-      // the coefficients, rounded to x's dtype, as the A fragment of one 16-deep step.
+      // columns nt*8 + 2*tig + {0,1}; [nt][2,3] row_hi), then the coefficients, rounded to x's
+      // dtype, as the A fragment of one 16-deep step.
 #pragma unroll 1
       for (int kb = 0; kb < kBK / 16; ++kb) {
         if (kb >= kblocks) break;  // warp-uniform
-        WarpTile<T, 16, 16> cb;
-        if constexpr (kFused) {
-          cb.zero();
-          cb.template run<true, true>(sC, kLdN, sOp + kb * 16 * kLdN, kLdN, wm, 0, 0, nk / 16);
-        }
         // Masks are needed only where the 16 x 16 block reaches the diagonal or the tail rows.
         const int first_k = static_cast<int>(k0) + kb * 16, first_i = static_cast<int>(i0) + wm;
         const bool masked = first_k + 15 > first_i || first_i + 15 >= n_valid;
@@ -223,28 +223,21 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
           const int k = first_k + nt * 8 + 2 * tig;  // tokens k, k + 1 of this thread
           const float2 dAk = *reinterpret_cast<const float2*>(sDA + k);
           const float2 dtk = *reinterpret_cast<const float2*>(sDt + k);
-          float v[4];
-          if constexpr (kFused) {
-#pragma unroll
-            for (int e = 0; e < 4; ++e) v[e] = cb.acc[0][nt][e];
-            if (p.seq_idx != nullptr) {  // cross-sequence pairs are exactly 0, as in the coupling op
-#pragma unroll
-              for (int e = 0; e < 4; ++e) {
-                const int i = e < 2 ? i_lo : i_hi, kk = k + (e & 1);
-                if (kk <= i && i < n_valid && sId[i] != sId[kk]) v[e] = 0.0f;
-              }
-            }
+          const int col = kb * 16 + nt * 8 + 2 * tig;
+          float2 lo, hi;
+          if constexpr (kCbF32) {
+            const float* sCb = reinterpret_cast<const float*>(sOp);
+            lo = *reinterpret_cast<const float2*>(sCb + row_lo * kLdKf + col);
+            hi = *reinterpret_cast<const float2*>(sCb + row_hi * kLdKf + col);
           } else {
-            const int col = kb * 16 + nt * 8 + 2 * tig;
-            const float2 lo = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_lo * kLdK + col));
-            const float2 hi = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_hi * kLdK + col));
-            v[0] = lo.x, v[1] = lo.y, v[2] = hi.x, v[3] = hi.y;
+            lo = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_lo * kLdK + col));
+            hi = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_hi * kLdK + col));
           }
           float coef[4];
-          coef[0] = v[0] * within_chunk_decay(dA_lo, dAk.x) * dtk.x;
-          coef[1] = v[1] * within_chunk_decay(dA_lo, dAk.y) * dtk.y;
-          coef[2] = v[2] * within_chunk_decay(dA_hi, dAk.x) * dtk.x;
-          coef[3] = v[3] * within_chunk_decay(dA_hi, dAk.y) * dtk.y;
+          coef[0] = lo.x * within_chunk_decay_exp2(dA_lo, dAk.x) * dtk.x;
+          coef[1] = lo.y * within_chunk_decay_exp2(dA_lo, dAk.y) * dtk.y;
+          coef[2] = hi.x * within_chunk_decay_exp2(dA_hi, dAk.x) * dtk.x;
+          coef[3] = hi.y * within_chunk_decay_exp2(dA_hi, dAk.y) * dtk.y;
           if (masked) {  // causal k <= i, rows past the valid length
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
@@ -266,7 +259,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   // and stores them with one 16-byte store. Keeps the stores coalesced and the code small.
   constexpr int kLdO = kBN + 4;
   float* const sOut = reinterpret_cast<float*>(base + L::kStage0);  // [kBM][kLdO]
-  static_assert(kBM * kLdO * 4 <= 2 * 2 * L::kStageSize, "the output tile fits in the stages");
+  static_assert(kBM * kLdO * 4 <= L::kStagingBytes, "the output tile fits from stage 0 on");
   __syncthreads();
 #pragma unroll
   for (int nt = 0; nt < kBN / 8; ++nt) {
@@ -304,41 +297,33 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   }
 }
 
-// The shared conditions of both variants; the kernel is launched when they hold.
-template <bool kFused>
-bool launch(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream) {
+}  // namespace
+
+// x, C and cb of one 16-bit dtype, or cb in f32; the kernel is launched when the conditions hold.
+bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream_t stream) {
   const int32_t dt = p.x.dtype;
   if (p.C.dtype != dt || (dt != SSD_DTYPE_F16 && dt != SSD_DTYPE_BF16)) return false;
-  if (!kFused && p.cb.dtype != dt) return false;
-  if (kFused && B.dtype != dt) return false;
+  const bool cb_f32 = p.cb.dtype == SSD_DTYPE_F32;
+  if (!cb_f32 && p.cb.dtype != dt) return false;
   if (p.states.dtype != SSD_DTYPE_F32 && p.states.dtype != dt) return false;
   if (p.headdim % 8 != 0 || p.dstate % 8 != 0 || p.chunk % 8 != 0) return false;
   if (p.dstate > kMaxN || p.chunk > kMaxQ) return false;
-  for (const void* q : {p.x.p, p.C.p, p.states.p, static_cast<const void*>(p.out.p), kFused ? B.p : p.cb.p})
+  for (const void* q : {p.x.p, p.C.p, p.states.p, static_cast<const void*>(p.out.p), p.cb.p})
     if (!aligned16(q)) return false;
   if (p.out_x.p != nullptr && !aligned16(p.out_x.p)) return false;
   if (p.z.p != nullptr && !aligned16(p.z.p)) return false;
   if (p.out.dtype != dt || (p.out_x.p != nullptr && p.out_x.dtype != dt)) return false;
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.chunk, kBM) * ceil_div(p.headdim, kBN);
   if (tiles > 0x7fffffff) return false;
-  const size_t smem = Layout<kFused>::kBytes;
-  const auto kernel =
-      dt == SSD_DTYPE_F16 ? chunk_scan_tc_kernel<__half, kFused> : chunk_scan_tc_kernel<__nv_bfloat16, kFused>;
+  const bool f16 = dt == SSD_DTYPE_F16;
+  const auto kernel = cb_f32 ? (f16 ? chunk_scan_tc_kernel<__half, true> : chunk_scan_tc_kernel<__nv_bfloat16, true>)
+                             : (f16 ? chunk_scan_tc_kernel<__half, false> : chunk_scan_tc_kernel<__nv_bfloat16, false>);
+  const size_t smem = cb_f32 ? Layout<true>::kBytes : Layout<false>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
-  kernel<<<static_cast<unsigned>(tiles), kBlockThreads, smem, stream>>>(p, B);
+  kernel<<<static_cast<unsigned>(tiles), kBlockThreads, smem, stream>>>(p);
   check_launch(op, "chunk_scan_tc_kernel");
   return true;
-}
-
-}  // namespace
-
-bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream_t stream) {
-  return launch<false>(op, p, In{nullptr, SSD_DTYPE_F32}, stream);
-}
-
-bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream) {
-  return launch<true>(op, p, B, stream);
 }
 
 }  // namespace ssd_gpu

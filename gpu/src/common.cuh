@@ -123,9 +123,6 @@ void launch_chunk_scan(const char* op, const ChunkScanParams& p, cudaStream_t st
 bool launch_chunk_coupling_fast(const char* op, const CouplingParams& p, cudaStream_t stream);
 bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStream_t stream);
 bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream_t stream);
-// Mamba2Fwd's chunk_scan with the coupling inside: p.cb is not read; cb[i,k] = C_i . B_k, masked
-// with p.seq_idx, is computed per tile from C and B [Bt,S,G,N].
-bool launch_chunk_scan_fused(const char* op, const ChunkScanParams& p, In B, cudaStream_t stream);
 // MambaDiscretizeSegsum with 16-bit B and C (arguments already checked): tensor-core Gram tiles and
 // 16-byte stores; false where its shape or alignment conditions do not hold.
 bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStream_t stream);

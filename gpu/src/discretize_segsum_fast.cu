@@ -15,7 +15,6 @@ constexpr int kTJ = 64;               // columns j per block: one 128-byte run o
 constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
 constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
 constexpr int64_t kMaxN = 256;        // B and C rows of the tile stay in shared memory whole
-constexpr float kLog2e = 1.4426950408889634f;
 
 struct FastParams {
   In dt, A_log;

@@ -3,7 +3,8 @@
 // (cudaMallocAsync / cudaFreeAsync, so the call is CUDA-graph capturable):
 //   chunk_cumsum -> chunk_state (f32 states) -> state_passing (entering states in C's dtype,
 //   f32 final states) -> chunk_coupling (f32 CB, seq-masked) -> chunk_scan (out in x's dtype).
-// With f16/bf16 x, B and C the last two are one kernel (chunk_scan_tc.cu computes CB per tile).
+// With f16/bf16 x, B and C both run on tensor cores: CB once per (chunk, group), in f32, which
+// every head of the group then reads from L2 (chunk_scan_tc.cu).
 #include "common.cuh"
 
 namespace ssd_gpu {
@@ -157,10 +158,6 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sc.dstate = d.dstate;
     sc.chunk = Q;
     sc.chunks = NC;
-#ifndef SSD_GPU_REFERENCE_ONLY
-    // f16/bf16 x, B, C: the coupling runs inside chunk_scan's tiles, no Q x Q matrix in memory.
-    if (launch_chunk_scan_fused(op, sc, in(a.B), stream)) return;
-#endif
     const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
     auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
     CouplingParams cp{};
@@ -175,7 +172,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     cp.chunk = Q;
     cp.chunks = NC;
     cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
-    cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products
+    cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products (seq-masked)
     launch_chunk_coupling(op, cp, stream);
 
     sc.cb = In{cb, SSD_DTYPE_F32};

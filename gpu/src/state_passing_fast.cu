@@ -16,9 +16,14 @@ __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162f
 
 // kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
 // occupancy, which Mamba2Fwd's 8-chunk stage needs more than depth); otherwise 32 (measured: a
-// 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills).
+// 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills). The loads and
+// the stores walk one pointer each from chunk to chunk, so no per-chunk offsets stay live between
+// them: 32 deep, f32 states fit 80 registers (three blocks per SM), 16-bit ones 92 (two, as before).
 template <class T, int kAhead>
-__global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassingParams p) {
+constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minimum (the compiler's default)
+
+template <class T, int kAhead>
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -41,15 +46,23 @@ __global__ void __launch_bounds__(kThreads) state_passing_fast_kernel(StatePassi
     if (!active) continue;
     const int count = static_cast<int>(min(static_cast<int64_t>(kThreads), NC - c0));
     const int64_t first = ((b * NC + c0) * H + h) * D + d;
+    const T* src = states + first;  // chunk c0 + k0 + k of the loads
+    int64_t at = first;             // ... and of the stores
     for (int k0 = 0; k0 < count; k0 += kAhead) {
       float v[kAhead];
-#pragma unroll
-      for (int k = 0; k < kAhead; ++k)
-        if (k0 + k < count) v[k] = to_float(states[first + (k0 + k) * stride]);
+      const T* s = src;
 #pragma unroll
       for (int k = 0; k < kAhead; ++k)
         if (k0 + k < count) {
-          store(p.out, first + (k0 + k) * stride, M);  // the state ENTERING chunk c0 + k0 + k
+          v[k] = to_float(*s);
+          s += stride;
+        }
+      src = s;
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k)
+        if (k0 + k < count) {
+          store(p.out, at, M);  // the state ENTERING chunk c0 + k0 + k
+          at += stride;
           M = sScale[k0 + k] * M + v[k];
         }
     }

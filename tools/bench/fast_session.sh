@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# One device session for the fast kernels, in phases that each fit one 10-minute call. Run from
+# the folder that holds the bundle (tools/gpu-bundle.sh) with this script copied into it:
+#   bash BUNDLE/fast_session.sh time      ssd-bench of the new library and of BUNDLE/before/ (if there),
+#                                         then Nsight Compute kernel durations of Mamba2Fwd calls (both)
+#   bash BUNDLE/fast_session.sh tests     golden, smoke, random problems, bit-identical reruns
+#   bash BUNDLE/fast_session.sh workloads full-size workloads of SSD_WORKLOAD_OPS (default: the ops
+#                                         these changes touch)
+#   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
+#                                         (plain and under memcheck), a fuzz campaign
+# Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
+# Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
+# fast_problems.txt} BUNDLE/; for the A/B, the library of the commit to compare against as
+# BUNDLE/before/libssd-kernels-cuda.so.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-.}
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
+lib="$here/libssd-kernels-cuda.so"
+ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling"}
+against=()
+[ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
+
+case "${1:-}" in
+  time)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,driver_version --format=csv
+    # shellcheck disable=SC2086
+    "$here/ssd-bench" --kernels "$lib" --ops $ops --max-seconds 1 "${against[@]}" --json "$out/after.json" 2>&1 |
+      tee "$out/bench_after.txt"
+    if [ -f "$here/before/libssd-kernels-cuda.so" ]; then
+      # shellcheck disable=SC2086
+      "$here/ssd-bench" --kernels "$here/before/libssd-kernels-cuda.so" --ops $ops --max-seconds 1 "${against[@]}" \
+        --json "$out/before.json" 2>&1 | tee "$out/bench_before.txt"
+    fi
+    filter=${SSD_NCU_FILTER:-"mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus fill"}
+    if command -v ncu >/dev/null; then
+      for which in after before; do
+        l=$lib
+        [ $which = before ] && l="$here/before/libssd-kernels-cuda.so"
+        [ -f "$l" ] || continue
+        ncu --clock-control none --launch-count 12 \
+          --metrics gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active,dram__throughput.avg.pct_of_peak_sustained_elapsed \
+          "$here/ssd-bench" --kernels "$l" --ops mamba2 --filter "$filter" --replays 1 2>&1 | tee "$out/ncu_$which.txt" |
+          grep -E "kernel|duration|warps_active|dram__" | head -40
+      done
+    fi
+    ;;
+  tests)
+    timeout 560 "$here/run.sh" --gtest_filter='-GpuWorkloads.*' 2>&1 | tee "$out/tests.txt" | tail -40
+    ;;
+  workloads)
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan,chunk_state,state_passing} timeout 560 "$here/run.sh" \
+      --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -30
+    ;;
+  checks)
+    for tool in memcheck racecheck; do
+      timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
+        --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems 2>&1 | tee "$out/$tool.txt" | tail -6
+      echo "$tool exit ${PIPESTATUS[0]}"
+    done
+    # The problems aimed at the changed kernels' shape conditions, plain and under memcheck.
+    timeout 60 "$here/fuzz.sh" --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/problems.txt" | tail -8
+    timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$lib" \
+      --isolation none --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/memcheck_problems.txt" | tail -6
+    echo "memcheck (problems) exit ${PIPESTATUS[0]}"
+    timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
+    ;;
+  *)
+    echo "usage: fast_session.sh time|tests|workloads|checks" >&2
+    exit 2
+    ;;
+esac
