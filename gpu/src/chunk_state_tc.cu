@@ -1,10 +1,8 @@
 // SSDChunkStateFwd on tensor cores (x and B both f16 or both bf16): states[b,c,h] = X_c^T * Bw_c,
 // Bw[k,n] = round_x(B[k,n] * w[k]). One block per 64x128 (p, n) tile of one (batch, chunk, head),
 // the whole head for P = 64, N <= 128, so x is read once. The block issues the cp.async copies of
-// the chunk's whole x and B tiles (up to 256 tokens) at once, in four groups of 64 tokens, and
-// computes the weights while they fly; then per group, as soon as it has landed, scales its B rows
-// in shared memory and runs its part of the GEMM, so the later groups' copies hide behind the
-// earlier groups' work: one memory round trip per block, two blocks per SM.
+// the chunk's whole x and B tiles (up to 256 tokens) at once, computes the weights while they fly,
+// scales B in shared memory, then runs the GEMM: one memory round trip per block, two blocks per SM.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -14,8 +12,6 @@ namespace {
 constexpr int kBM = 64;     // p per tile
 constexpr int kBN = 128;    // n per tile (the fast path takes N <= 128)
 constexpr int kMaxQ = 256;  // tokens per chunk the shared tiles hold
-constexpr int kPiece = 64;  // tokens per copy group
-constexpr int kPieces = kMaxQ / kPiece;
 constexpr int kLdX = kBM + 8, kLdB = kBN + 8;
 
 __host__ __device__ constexpr int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
@@ -43,25 +39,28 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_state_tc_kernel(ChunkStateP
   const T* x = static_cast<const T*>(p.x.p);
   const T* B = static_cast<const T*>(p.B.p);
 
-  // Each thread copies one 16-byte column chunk of every 32nd x row and every 16th B row, one
-  // commit group per 64 tokens (always kPieces groups, some empty, so the wait counts are fixed).
-  const int xcol = (tid % (kBM / 8)) * 8, bcol = (tid % (kBN / 8)) * 8;
-  const bool xcol_in = p0 + xcol < P, bcol_in = bcol < N;
-  const T* xsrc = x + ((b * S + t0) * H + h) * P + p0 + xcol;
-  const T* bsrc = B + ((b * S + t0) * G + g) * N + bcol;
-#pragma unroll
-  for (int s = 0; s < kPieces; ++s) {
-    const int end = min(rows, (s + 1) * kPiece);
-    for (int r = s * kPiece + tid / (kBM / 8); r < end; r += kThreads / (kBM / 8)) {
-      const bool in = r < valid && xcol_in;
-      cp_async16(sX + r * kLdX + xcol, in ? xsrc + r * H * P : x, in);
+  // Each thread copies one 16-byte column chunk of every 32nd x row and every 16th B row.
+  {
+    const int col = (tid % (kBM / 8)) * 8;
+    const bool col_in = p0 + col < P;
+    const T* src = x + ((b * S + t0) * H + h) * P + p0 + col;
+    const int64_t stride = H * P;
+    for (int r = tid / (kBM / 8); r < rows; r += kThreads / (kBM / 8)) {
+      const bool in = r < valid && col_in;
+      cp_async16(sX + r * kLdX + col, in ? src + r * stride : x, in);
     }
-    for (int r = s * kPiece + tid / (kBN / 8); r < end; r += kThreads / (kBN / 8)) {
-      const bool in = r < valid && bcol_in;
-      cp_async16(sB + r * kLdB + bcol, in ? bsrc + r * G * N : B, in);
-    }
-    cp_async_commit();
   }
+  {
+    const int col = (tid % (kBN / 8)) * 8;
+    const bool col_in = col < N;
+    const T* src = B + ((b * S + t0) * G + g) * N + col;
+    const int64_t stride = G * N;
+    for (int r = tid / (kBN / 8); r < rows; r += kThreads / (kBN / 8)) {
+      const bool in = r < valid && col_in;
+      cp_async16(sB + r * kLdB + col, in ? src + r * stride : B, in);
+    }
+  }
+  cp_async_commit();
 
   // Weights while the copies fly: w[k] = exp(min(dA[Q-1] - dA[k], 0)) dt[k], only for tokens of the
   // sequence active at the chunk's last valid token (none if it is padding).
@@ -73,19 +72,14 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_state_tc_kernel(ChunkStateP
     const bool same = row_ids == nullptr || (last_id >= 0 && row_ids[k] == last_id);
     sW[k] = same ? within_chunk_decay(dA_end, load(p.dA, vec + k)) * load(p.dt, vec + k) : 0.0f;
   }
-  WarpTile<T, 32, 32> wt;
-  wt.zero();
-  const int wm = (warp / 4) * 32, wn = (warp % 4) * 32;
-#pragma unroll 1
-  for (int s = 0; s < kPieces; ++s) {
-    const int first = s * kPiece;
-    if (first >= rows) break;  // block-uniform
-    cp_async_wait_upto<kPieces - 1>(kPieces - 1 - s);  // group s has landed
-    __syncthreads();  // ... for every thread (and sW is visible)
-    if (bcol_in) {
-      const int end = min(static_cast<int>(valid), first + kPiece);
-      for (int r = first + tid / (kBN / 8); r < end; r += kThreads / (kBN / 8)) {
-        uint4 q = *reinterpret_cast<const uint4*>(sB + r * kLdB + bcol);
+  cp_async_wait<0>();
+  __syncthreads();
+  {
+    const int col = (tid % (kBN / 8)) * 8;
+    if (col < N) {
+#pragma unroll 4
+      for (int r = tid / (kBN / 8); r < valid; r += kThreads / (kBN / 8)) {
+        uint4 q = *reinterpret_cast<const uint4*>(sB + r * kLdB + col);
         const float w = sW[r];
         uint32_t* u = reinterpret_cast<uint32_t*>(&q);
 #pragma unroll
@@ -93,12 +87,16 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_state_tc_kernel(ChunkStateP
           const float2 v = Half16<T>::unpack2(u[e]);
           u[e] = Half16<T>::pack2(v.x * w, v.y * w);  // B * w rounded to x's dtype
         }
-        *reinterpret_cast<uint4*>(sB + r * kLdB + bcol) = q;
+        *reinterpret_cast<uint4*>(sB + r * kLdB + col) = q;
       }
     }
-    __syncthreads();
-    wt.template run<false, false>(sX, kLdX, sB, kLdB, wm, wn, first, min(kPiece, rows - first) / 16);
   }
+  __syncthreads();
+
+  WarpTile<T, 32, 32> wt;
+  wt.zero();
+  const int wm = (warp / 4) * 32, wn = (warp % 4) * 32;
+  wt.template run<false, false>(sX, kLdX, sB, kLdB, wm, wn, 0, rows / 16);
 
   const int lane = tid & 31, gid = lane / 4, tig = lane % 4;
   const int64_t out_base = ((b * p.chunks + c) * H + h) * P;

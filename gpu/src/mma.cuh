@@ -106,19 +106,6 @@ template <int kPending>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
-// Waits until at most `pending` (a run-time value in 0..kMax) groups are still in flight.
-template <int kMax>
-__device__ __forceinline__ void cp_async_wait_upto(int pending) {
-  if constexpr (kMax > 0) {
-    if (pending >= kMax) {
-      cp_async_wait<kMax>();
-      return;
-    }
-    cp_async_wait_upto<kMax - 1>(pending);
-  } else {
-    cp_async_wait<0>();
-  }
-}
 
 // ---- ldmatrix and mma.sync -----------------------------------------------------------------------
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* smem) {
