@@ -134,6 +134,8 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     // stored state (where carrying it rounded between tokens shows).
     if (spec.takes_flag("tokens") && o.serving && *gen::inRange(0, 3) == 0) {
       p.tokens = *gen::element<std::int64_t>(1, 2, 3, 4, 2, 3, 8);
+      // Rows of 0..T tokens packed one after the other (cu_seqlens) a third of the time.
+      p.varlen = o.varlen && *gen::inRange(0, 3) == 0;
       p.sbi = p.sbi || *gen::inRange(0, 4) != 0;
       if (p.sbi) {
         p.spec = *gen::arbitrary<bool>();
@@ -161,7 +163,7 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
     // numbered from 0 whose cuts fall at, before and after chunk boundaries (a sequence starting
     // inside a chunk with its own initial state: vLLM #21783, #23279), per-sequence initial
     // states of which all, exactly one (#22034) or some are used, the rest stale (#14857).
-    if (spec.takes_flag("varlen") && o.varlen && o.seq_idx && *gen::inRange(0, 3) == 0) {
+    if (spec.takes_flag("varlen") && spec.takes_flag("seq") && o.varlen && o.seq_idx && *gen::inRange(0, 3) == 0) {
       p.varlen = true;
       p.b = 1;
       if (p.seq.kind == SeqSpec::Kind::none || *gen::arbitrary<bool>())

@@ -59,7 +59,8 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
   without([](Problem& c) { c.pad = -1; });
   without([](Problem& c) { c.nowrite = false; });
   without([](Problem& c) { c.inter = false; });
-  without([](Problem& c) { c.tokens = 0, c.spec = c.accepted = c.inter = false; });
+  if (p.op == Op::recurrent) without([](Problem& c) { c.varlen = false; });
+  without([](Problem& c) { c.tokens = 0, c.spec = c.accepted = c.inter = c.varlen = false; });
   if (p.tokens > 1)
     for (std::int64_t fewer : {std::int64_t{1}, p.tokens / 2, p.tokens - 1}) without([fewer](Problem& c) { c.tokens = fewer; });
   for (const auto& [role, dtype] : p.dtypes) without([&role = role](Problem& c) { c.dtypes.erase(role); });

@@ -114,7 +114,8 @@ DecodedCall decode_call(const AbiArgs& args) {
     if (std::find(done.begin(), done.end(), source.size) != done.end()) continue;
     const Tensor* t = call.inputs.find(source.role);
     if (t == nullptr || (!source.only_with.empty() && call.inputs.find(source.only_with) == nullptr)) continue;
-    set_size(p, source.size, axis_of(*t, source.axis, op, source.role) * (source.times_chunk ? p.q : 1));
+    set_size(p, source.size,
+             axis_of(*t, source.axis, op, source.role) * (source.times_chunk ? p.q : 1) - (source.minus_one ? 1 : 0));
     done.push_back(source.size);
   }
   // Dtypes: the primary one from the first role that follows it, overrides where a tensor differs.

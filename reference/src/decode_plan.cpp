@@ -5,6 +5,7 @@
 #include <string>
 
 #include "check.h"
+#include "fill_stream.h"
 
 namespace ssd {
 
@@ -31,9 +32,12 @@ DecodePlan decode_plan(const RecurrentArgs& a, const OpDims& d) {
     return is_padding_slot(slot, a.pad_slot_id) ? std::int64_t{-1} : slot;
   };
   plan.rows.resize(static_cast<std::size_t>(d.batch));
+  plan.packed = a.cu_seqlens != nullptr;
   for (std::int64_t b = 0; b < d.batch; ++b) {
     DecodeRow& row = plan.rows[static_cast<std::size_t>(b)];
     row.writes.assign(static_cast<std::size_t>(T), -1);
+    row.first_token = plan.packed ? static_cast<std::int64_t>((*a.cu_seqlens)[b]) : b * T;
+    row.length = plan.packed ? static_cast<std::int64_t>((*a.cu_seqlens)[b + 1]) - row.first_token : T;
     std::int64_t column = 0;
     if (a.num_accepted_tokens) {
       // The row continues from the state after its last accepted token (vLLM, FlashInfer).
@@ -47,9 +51,9 @@ DecodePlan decode_plan(const RecurrentArgs& a, const OpDims& d) {
     if (row.padding() || a.disable_state_update) continue;
     const char* write_name = a.dst_state_batch_indices ? "dst_state_batch_indices" : "state_batch_indices";
     if (per_token) {
-      for (std::int64_t t = 0; t < T; ++t) row.writes[static_cast<std::size_t>(t)] = entry(write_name, *writes, b, t);
-    } else {
-      row.writes[static_cast<std::size_t>(T - 1)] = writes ? entry(write_name, *writes, b, 0) : row.read;
+      for (std::int64_t t = 0; t < row.length; ++t) row.writes[static_cast<std::size_t>(t)] = entry(write_name, *writes, b, t);
+    } else if (row.length > 0) {  // a row without tokens stores nothing (vLLM)
+      row.writes[static_cast<std::size_t>(row.length - 1)] = writes ? entry(write_name, *writes, b, 0) : row.read;
     }
   }
   // In-place updates race unless every slot is stored at most once, and never where another row reads.
@@ -78,13 +82,37 @@ DecodePlan decode_plan(const RecurrentArgs& a, const OpDims& d) {
   return plan;
 }
 
-std::vector<std::uint8_t> row_defined_mask(const DecodePlan& plan, std::int64_t per_row) {
-  const bool any_padding = std::any_of(plan.rows.begin(), plan.rows.end(), [](const DecodeRow& r) { return r.padding(); });
-  if (!any_padding) return {};
+std::vector<std::uint8_t> token_defined_mask(const DecodePlan& plan, std::int64_t per_token, bool packed) {
   std::vector<std::uint8_t> mask;
-  mask.reserve(plan.rows.size() * static_cast<std::size_t>(per_row));
-  for (const DecodeRow& r : plan.rows) mask.insert(mask.end(), static_cast<std::size_t>(per_row), r.padding() ? 0 : 1);
+  bool any_undefined = false;
+  for (const DecodeRow& r : plan.rows) {
+    const std::int64_t slots = packed ? r.length : plan.tokens;
+    for (std::int64_t t = 0; t < slots; ++t) {
+      const bool defined = !r.padding() && t < r.length;
+      any_undefined = any_undefined || !defined;
+      mask.insert(mask.end(), static_cast<std::size_t>(per_token), defined ? 1 : 0);
+    }
+  }
+  if (!any_undefined) mask.clear();
   return mask;
+}
+
+std::vector<std::int64_t> decode_row_lengths(const Problem& p) {
+  const std::int64_t T = std::max<std::int64_t>(p.tokens, 1);
+  std::vector<std::int64_t> lengths;
+  if (!p.varlen) {
+    lengths.assign(static_cast<std::size_t>(std::max<std::int64_t>(p.b, 0)), T);
+    return lengths;
+  }
+  Stream stream(p.seed, "decode_lengths", 0);
+  std::int64_t total = 0;
+  for (std::int64_t b = 0; b < p.b; ++b) {
+    const double r = stream.uniform();
+    lengths.push_back(r < 0.125 ? 0 : r < 0.375 ? T : 1 + stream.below(T));
+    total += lengths.back();
+  }
+  if (total == 0 && !lengths.empty()) lengths.front() = 1;  // a call holds at least one token
+  return lengths;
 }
 
 }  // namespace ssd

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ssd/reference/decode_plan.h"
 #include "ssd/reference/errors.h"
 #include "ssd/reference/helpers.h"
 #include "ssd/reference/parallel.h"
@@ -118,7 +119,7 @@ void fill_batch_indices(Tensor& t, const Problem& p, std::uint64_t seed) {
 
 // The slot tables of a serving decode case (+dst, +spec, +accepted or pad=), drawn together so that
 // they agree: distinct slots for every read and write entry (never the padding id's own slot),
-// about a quarter of the rows padding (the padding id in every column), with +dst about one in
+// about a quarter of the rows padding (the padding id in every column; never all), with +dst about one in
 // eight per-token stores of a real row skipped, and accepted counts weighted to 0, 1 and T.
 struct DecodeTables {
   std::vector<std::int64_t> read, write, accepted;
@@ -147,6 +148,12 @@ DecodeTables decode_tables(const Problem& p) {
       for (std::int64_t c = 0; c < columns; ++c)
         t.write.push_back(padding || (p.spec && stream.uniform() < 0.125) ? p.pad : fresh());
   }
+  // A call of padding rows only would compare nothing but the untouched state: row 0 is made real.
+  if (p.b > 0 && next == 0) {
+    for (std::int64_t c = 0; c < columns; ++c) t.read[static_cast<std::size_t>(c)] = fresh();
+    if (p.dst)
+      for (std::int64_t c = 0; c < columns; ++c) t.write[static_cast<std::size_t>(c)] = fresh();
+  }
   return t;
 }
 
@@ -156,6 +163,14 @@ void fill_decode_tables(Tensor& t, const Problem& p, std::string_view role) {
                                             : role == "dst_state_batch_indices" ? tables.write
                                                                                 : tables.accepted;
   for (std::size_t i = 0; i < values.size(); ++i) t.data()[i] = static_cast<double>(values[i]);
+}
+
+// cu_seqlens of a varlen decode call: 0, then each row's end (ssd::decode_row_lengths).
+void fill_decode_lengths(Tensor& t, const Problem& p) {
+  std::int64_t end = 0;
+  t.data()[0] = 0;
+  const std::vector<std::int64_t> lengths = decode_row_lengths(p);
+  for (std::size_t b = 0; b < lengths.size(); ++b) t.data()[b + 1] = static_cast<double>(end += lengths[b]);
 }
 
 }  // namespace
@@ -183,7 +198,8 @@ InputSet make_inputs_unchecked(const Problem& p) {
       case FillRule::Kind::varlen_encoding: fill_varlen_encoding(t, p, role.name); break;
       case FillRule::Kind::batch_indices:
         // The one-token tables of mamba_ssm keep their own draw (any negative slot is padding there).
-        if (p.dst || p.spec || p.accepted || p.pad != -1) fill_decode_tables(t, p, role.name);
+        if (role.name == "cu_seqlens") fill_decode_lengths(t, p);
+        else if (p.dst || p.spec || p.accepted || p.pad != -1) fill_decode_tables(t, p, role.name);
         else fill_batch_indices(t, p, p.seed);
         break;
       default: fill_elementwise(t, rule, p.seed, role.name); break;

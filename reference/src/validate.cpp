@@ -149,15 +149,38 @@ OpDims validate(const RecurrentArgs& a) {
   d.heads = ss[1];
   d.headdim = ss[2];
   d.dstate = ss[3];
-  // x [Bt,H,P] is one token per row; with tokens = T, x [Bt,T,H,P] is T tokens per row.
+  // x [Bt,H,P] is one token per row; with tokens = T, x [Bt,T,H,P] is T tokens per row, or with
+  // cu_seqlens too, x [tokens of all rows,H,P] holds rows of 0..T tokens one after the other.
   if (a.tokens < 0) c.fail("tokens", std::to_string(a.tokens) + " is negative");
   const Tensor& x = c.float_input("x", a.x);
-  const bool multi = a.tokens > 0;
-  const char* x_dims = multi ? "[Bt,T,H,P]" : "[Bt,H,P]";
-  const char* b_dims = multi ? "[Bt,T,G,N]" : "[Bt,G,N]";
-  const Shape& xs = c.extents("x", x, multi ? 4 : 3, multi ? "[Bt,T,H,P] (tokens given)" : "[Bt,H,P] (no tokens)");
-  d.batch = xs[0];
+  const bool packed = a.cu_seqlens != nullptr;
+  if (packed && a.tokens == 0) c.fail("cu_seqlens", "needs tokens (the most tokens of a row)");
+  const bool multi = a.tokens > 0 && !packed;
+  const char* x_dims = packed ? "[tokens,H,P]" : multi ? "[Bt,T,H,P]" : "[Bt,H,P]";
+  const char* b_dims = packed ? "[tokens,G,N]" : multi ? "[Bt,T,G,N]" : "[Bt,G,N]";
+  const Shape& xs = c.extents("x", x, multi ? 4 : 3,
+                              packed ? "[tokens,H,P] (cu_seqlens given)" : multi ? "[Bt,T,H,P] (tokens given)" : "[Bt,H,P] (no tokens)");
   d.tokens = a.tokens;
+  if (packed) {
+    // cu_seqlens [Bt+1]: 0, then each row's end; rows of 0..T tokens; x holds exactly their tokens.
+    const Tensor& cu = *a.cu_seqlens;
+    c.dtype_in("cu_seqlens", cu, {DType::i32});
+    c.rank("cu_seqlens", cu, 1, "[Bt+1]");
+    if (cu.dim(0) < 2) c.fail("cu_seqlens", "has " + std::to_string(cu.dim(0)) + " entries; [Bt+1] needs at least 2");
+    d.batch = cu.dim(0) - 1;
+    if (cu[0] != 0) c.fail("cu_seqlens", "starts at " + std::to_string(static_cast<std::int64_t>(cu[0])) + ", not 0");
+    for (std::int64_t b = 0; b < d.batch; ++b) {
+      const auto length = static_cast<std::int64_t>(cu[b + 1] - cu[b]);
+      if (length < 0 || length > a.tokens)
+        c.fail("cu_seqlens", "row " + std::to_string(b) + " has " + std::to_string(length) + " tokens, outside 0.." +
+                                 std::to_string(a.tokens) + " (tokens)");
+    }
+    if (static_cast<std::int64_t>(cu[d.batch]) != xs[0])
+      c.fail("x", "shape " + shape_string(xs) + ": cu_seqlens ends at " + std::to_string(static_cast<std::int64_t>(cu[d.batch])) +
+                      " tokens");
+  } else {
+    d.batch = xs[0];
+  }
   if (multi && xs[1] != a.tokens)
     c.fail("x", "shape " + shape_string(xs) + ", expected [Bt,T,H,P] with T = tokens = " + std::to_string(a.tokens));
   if (xs[xs.size() - 2] != d.heads || xs.back() != d.headdim)
@@ -167,20 +190,21 @@ OpDims validate(const RecurrentArgs& a) {
   c.shape("A", c.float_input("A", a.A), {d.heads, d.headdim, d.dstate}, "[H,P,N]");
   const Shape& bs = c.extents("B", c.float_input("B", a.B), multi ? 4 : 3, b_dims);
   d.groups = bs[bs.size() - 2];
-  Shape b_shape = multi ? Shape{d.batch, d.tokens, d.groups, d.dstate} : Shape{d.batch, d.groups, d.dstate};
+  Shape b_shape = multi ? Shape{d.batch, d.tokens, d.groups, d.dstate} : Shape{xs[0], d.groups, d.dstate};
   c.shape("B", *a.B, b_shape, b_dims);
   c.groups_divide_heads("B", d.heads, d.groups);
-  c.shape("C", c.float_input("C", a.C), bs, multi ? "[Bt,T,G,N] (the shape of B)" : "[Bt,G,N] (the shape of B)");
+  c.shape("C", c.float_input("C", a.C), bs, packed ? "[tokens,G,N] (the shape of B)"
+                                              : multi ? "[Bt,T,G,N] (the shape of B)" : "[Bt,G,N] (the shape of B)");
   c.optional_float("D", a.D, {d.heads, d.headdim}, "[H,P]");
   c.optional_float("z", a.z, xs, x_dims);
   c.optional_float("dt_bias", a.dt_bias, {d.heads, d.headdim}, "[H,P]");
   if (a.pad_slot_id < -1) c.fail("pad_slot_id", std::to_string(a.pad_slot_id) + " is below -1");
-  if (a.intermediate_states && !multi) c.fail("intermediate_states", "needs the multi-token layout x [Bt,T,H,P]");
+  if (a.intermediate_states && a.tokens == 0) c.fail("intermediate_states", "needs tokens (a multi-token call)");
   // Slot tables: [Bt], or [Bt,T] for one column per token (multi-token calls only).
   const bool per_token = a.state_batch_indices && a.state_batch_indices->rank() == 2;
   const Shape table = per_token ? Shape{d.batch, d.tokens} : Shape{d.batch};
   if (a.state_batch_indices) {
-    if (per_token && !multi) c.fail("state_batch_indices", "a [Bt,T] table needs the multi-token layout x [Bt,T,H,P]");
+    if (per_token && a.tokens == 0) c.fail("state_batch_indices", "a [Bt,T] table needs tokens (a multi-token call)");
     c.dtype_in("state_batch_indices", *a.state_batch_indices, {DType::i32});
     c.shape("state_batch_indices", *a.state_batch_indices, table, per_token ? "[Bt,T]" : "[Bt] (or [Bt,T])");
   } else if (d.slots != d.batch) {

@@ -27,12 +27,18 @@ Problem gen_multi_token_problem() {
   return p;
 }
 
-// Token t of an x-like [Bt,T,...] tensor as the one-token [Bt,...] tensor.
-Tensor token_of(const Tensor& t, std::int64_t token) {
-  const Tensor slice = slice_tokens(t, token, token + 1);
-  Shape shape = slice.shape();
-  shape.erase(shape.begin() + 1);
-  return slice.reshaped(shape);
+// Token t of every row of an x-like tensor ([Bt,T,...], or packed [tokens,...] with rows starting
+// at first[b] and `length[b]` long) as the one-token [Bt,...] tensor; zeros where a row has no token t.
+Tensor token_of(const Tensor& t, std::int64_t token, const std::vector<std::int64_t>& first,
+                const std::vector<std::int64_t>& length) {
+  const std::int64_t rows = static_cast<std::int64_t>(first.size());
+  const std::int64_t inner = t.dim(t.rank() - 2) * t.dim(t.rank() - 1);
+  Tensor one(t.dtype(), {rows, t.dim(t.rank() - 2), t.dim(t.rank() - 1)});
+  for (std::int64_t b = 0; b < rows; ++b)
+    if (token < length[static_cast<std::size_t>(b)])
+      for (std::int64_t i = 0; i < inner; ++i)
+        one.data()[b * inner + i] = t[(first[static_cast<std::size_t>(b)] + token) * inner + i];
+  return one;
 }
 
 // Row b of a tensor whose axis 0 is the row, as a tensor of one row.
@@ -54,6 +60,7 @@ RC_GTEST_PROP(Decode, MultiTokenRowIsChainedSteps, ()) {
   RC_CLASSIFY(p.accepted, "num_accepted_tokens");
   RC_CLASSIFY(p.dst, "write slots");
   RC_CLASSIFY(p.pad >= 0, "padding id is a slot");
+  RC_CLASSIFY(p.varlen, "varlen rows");
   const ssd::InputSet in = ssd::make_inputs(p);
   const RecurrentArgs whole = ssd::bind_recurrent(p, in);
   const Outputs got = ssd::recurrent_chunked(whole);
@@ -74,20 +81,28 @@ RC_GTEST_PROP(Decode, MultiTokenRowIsChainedSteps, ()) {
     if (padding[static_cast<std::size_t>(b)]) continue;
     for (std::int64_t i = 0; i < H * P * N; ++i) carry.data()[b * H * P * N + i] = state[read * H * P * N + i];
   }
+  // Where each row's tokens lie: b*T, or cu_seqlens in a varlen call.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(p.b)), length(static_cast<std::size_t>(p.b), T);
+  for (std::int64_t b = 0; b < p.b; ++b) {
+    first[static_cast<std::size_t>(b)] = p.varlen ? static_cast<std::int64_t>(whole.cu_seqlens->at({b})) : b * T;
+    if (p.varlen)
+      length[static_cast<std::size_t>(b)] = static_cast<std::int64_t>(whole.cu_seqlens->at({b + 1})) - first[static_cast<std::size_t>(b)];
+  }
   // T one-token calls on the carried rows (no slot tables: row b is slot b), stored by hand.
   Tensor want_state = state;
   for (std::int64_t t = 0; t < T; ++t) {
-    const Tensor x = token_of(*whole.x, t), dt = token_of(*whole.dt, t), B = token_of(*whole.B, t),
-                 C = token_of(*whole.C, t);
-    const Tensor z = whole.z ? token_of(*whole.z, t) : Tensor(ssd::DType::f64, {0});
+    const Tensor x = token_of(*whole.x, t, first, length), dt = token_of(*whole.dt, t, first, length),
+                 B = token_of(*whole.B, t, first, length), C = token_of(*whole.C, t, first, length);
+    const Tensor z = whole.z ? token_of(*whole.z, t, first, length) : Tensor(ssd::DType::f64, {0});
     RecurrentArgs step{.state = &carry, .x = &x, .dt = &dt, .A = whole.A, .B = &B, .C = &C, .D = whole.D,
                        .z = whole.z ? &z : nullptr, .dt_bias = whole.dt_bias, .dt_softplus = whole.dt_softplus};
     const Outputs one = ssd::recurrent_sequential(step);
     const Tensor& next = one.get("state").value;
     for (std::int64_t b = 0; b < p.b; ++b) {
-      if (padding[static_cast<std::size_t>(b)]) continue;
+      if (padding[static_cast<std::size_t>(b)] || t >= length[static_cast<std::size_t>(b)]) continue;
       for (std::int64_t i = 0; i < H * P; ++i) {
-        const double want = one.get("out").value[b * H * P + i], have = got.get("out").value[(b * T + t) * H * P + i];
+        const double want = one.get("out").value[b * H * P + i],
+                     have = got.get("out").value[(first[static_cast<std::size_t>(b)] + t) * H * P + i];
         RC_ASSERT(std::fabs(have - want) <= 1e-12 * (1.0 + std::fabs(want)));
       }
       if (p.inter)
@@ -99,11 +114,14 @@ RC_GTEST_PROP(Decode, MultiTokenRowIsChainedSteps, ()) {
       std::int64_t slot = -1;
       const Tensor* writes = whole.dst_state_batch_indices ? whole.dst_state_batch_indices : whole.state_batch_indices;
       if (p.spec) slot = entry(*writes, b, t);
-      else if (t == T - 1) slot = writes ? entry(*writes, b, 0) : b;
+      else if (t == length[static_cast<std::size_t>(b)] - 1) slot = writes ? entry(*writes, b, 0) : b;
       if (p.nowrite || slot < 0 || slot == p.pad) continue;
       for (std::int64_t i = 0; i < H * P * N; ++i) want_state.data()[slot * H * P * N + i] = next[b * H * P * N + i];
     }
-    carry = next;
+    // A row whose tokens ran out keeps its state (the one-token call above stepped it on zeros).
+    for (std::int64_t b = 0; b < p.b; ++b)
+      if (t < length[static_cast<std::size_t>(b)])
+        for (std::int64_t i = 0; i < H * P * N; ++i) carry.data()[b * H * P * N + i] = next[b * H * P * N + i];
   }
   const Tensor& have_state = got.get("state").value;
   for (std::int64_t i = 0; i < have_state.numel(); ++i)
@@ -112,7 +130,7 @@ RC_GTEST_PROP(Decode, MultiTokenRowIsChainedSteps, ()) {
 
 RC_GTEST_PROP(Decode, RowAloneEqualsRowInTheBatch, ()) {
   const Problem p = *ssd::gen_problem(ssd::Op::recurrent);
-  RC_PRE(p.b > 1);
+  RC_PRE(p.b > 1 && !p.varlen);  // (a packed call's rows are not slices along axis 0)
   const ssd::InputSet in = ssd::make_inputs(p);
   const RecurrentArgs whole = ssd::bind_recurrent(p, in);
   const Outputs batch = ssd::recurrent_chunked(whole);

@@ -165,8 +165,9 @@ RC_GTEST_PROP(Recurrent, GroupsEqualHeadsWithRepeatedBC, ()) {
   // [Bt,G,N] -> [Bt,H,N] ([Bt,T,G,N] -> [Bt,T,H,N]) through the token-major helper, with a unit
   // token axis for the one-token layout.
   auto expand = [&](const Tensor& t) {
-    if (p.tokens > 0) return repeat_groups(t, p.h);
-    return repeat_groups(t.reshaped({p.b, 1, p.g, p.n}), p.h).reshaped({p.b, p.h, p.n});
+    if (t.rank() == 4) return repeat_groups(t, p.h);  // [Bt,T,G,N]
+    const std::int64_t rows = t.dim(0);                // Bt, or the packed tokens of a varlen call
+    return repeat_groups(t.reshaped({rows, 1, p.g, p.n}), p.h).reshaped({rows, p.h, p.n});
   };
   InputSet repeated;
   for (const auto& [name, t] : in.all()) repeated.put(name, (name == "B" || name == "C") ? expand(t) : t);

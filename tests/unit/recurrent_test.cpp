@@ -334,5 +334,33 @@ TEST_P(RecurrentTest, SlotTablesThatRaceAreRejected) {
   EXPECT_NE(message(twice).find("state slot 2 is stored twice"), std::string::npos) << message(twice);
 }
 
+TEST_P(RecurrentTest, VarlenRowsOfDifferentLengths) {
+  // Rows of 2, 0 and 1 tokens (cu_seqlens [0, 2, 2, 3], tokens = 2 at most), packed x = [1, 2, 5],
+  // dt = 1, A = 0, B = C = 1, state rows [10, 20, 30]:
+  //   row 0: 10 + 1 = 11, 11 + 2 = 13 (stored 13);  row 1: no tokens, nothing stored (20);
+  //   row 2: 30 + 5 = 35 (stored). intermediate_states [3,2,...]: [11, 13], [-, -], [35, -].
+  const Tensor st = f32({3, 1, 1, 1}, {10, 20, 30});
+  const Tensor x = f32({3, 1, 1}, {1, 2, 5});
+  const Tensor dt = f32({3, 1, 1}, {1, 1, 1});
+  const Tensor A = f32({1, 1, 1}, {0});
+  const Tensor B = f32({3, 1, 1}, {1, 1, 1});
+  const Tensor C = f32({3, 1, 1}, {1, 1, 1});
+  const Tensor cu = i32({4}, {0, 2, 2, 3});
+  const Outputs r = run({.state = &st, .x = &x, .dt = &dt, .A = &A, .B = &B, .C = &C, .intermediate_states = true,
+                         .tokens = 2, .cu_seqlens = &cu});
+  EXPECT_EQ(r.get("out").value.shape(), (Shape{3, 1, 1}));
+  EXPECT_EQ(at(r, "out", {0, 0, 0}), 11.0);
+  EXPECT_EQ(at(r, "out", {1, 0, 0}), 13.0);
+  EXPECT_EQ(at(r, "out", {2, 0, 0}), 35.0);
+  EXPECT_EQ(at(r, "state", {0, 0, 0, 0}), 13.0);
+  EXPECT_EQ(at(r, "state", {1, 0, 0, 0}), 20.0);
+  EXPECT_EQ(at(r, "state", {2, 0, 0, 0}), 35.0);
+  EXPECT_EQ(at(r, "intermediate_states", {0, 1, 0, 0, 0}), 13.0);
+  EXPECT_EQ(at(r, "intermediate_states", {2, 0, 0, 0, 0}), 35.0);
+  EXPECT_FALSE(defined_at(r, "intermediate_states", {1, 0, 0, 0, 0}));
+  EXPECT_FALSE(defined_at(r, "intermediate_states", {2, 1, 0, 0, 0}));
+  EXPECT_TRUE(defined_at(r, "intermediate_states", {0, 1, 0, 0, 0}));
+}
+
 }  // namespace
 }  // namespace ssd_test

@@ -18,7 +18,7 @@ struct RowSlots {
   std::vector<std::int64_t> store;  // per token
 };
 
-RowSlots row_slots(const RecurrentArgs& a, const OpDims& d, std::int64_t b, const Ctx& ctx) {
+RowSlots row_slots(const RecurrentArgs& a, const OpDims& d, std::int64_t b, std::int64_t length, const Ctx& ctx) {
   const std::int64_t T = std::max<std::int64_t>(d.tokens, 1);
   const Tensor* reads = a.state_batch_indices;
   const bool per_token = reads && reads->rank() == 2;
@@ -48,7 +48,8 @@ RowSlots row_slots(const RecurrentArgs& a, const OpDims& d, std::int64_t b, cons
   }
   if (a.disable_state_update) return s;
   const Tensor* writes = a.dst_state_batch_indices && !ctx.has(Flaw::dst_ignored) ? a.dst_state_batch_indices : reads;
-  for (std::int64_t t = per_token ? 0 : T - 1; t < T; ++t) {
+  // The last token only, or every token with [Bt,T] tables; a row without tokens stores nothing.
+  for (std::int64_t t = per_token ? 0 : std::max<std::int64_t>(length - 1, 0); t < length; ++t) {
     std::int64_t slot = per_token ? static_cast<std::int64_t>((*writes)[b * columns + t])
                         : writes && writes != reads ? static_cast<std::int64_t>((*writes)[b])
                                                     : s.read;
@@ -82,7 +83,10 @@ Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
   // Serial over rows, each reading the input state: deterministic even when a planted flaw makes
   // two rows store one slot (the later row wins).
   for (std::int64_t b = 0; b < d.batch; ++b) {
-    const RowSlots slots = row_slots(a, d, b, ctx);
+    // Where the row's tokens lie: b*T, or from cu_seqlens[b] in a varlen call.
+    const std::int64_t first = a.cu_seqlens ? static_cast<std::int64_t>((*a.cu_seqlens)[b]) : b * T;
+    const std::int64_t length = a.cu_seqlens ? static_cast<std::int64_t>((*a.cu_seqlens)[b + 1]) - first : T;
+    const RowSlots slots = row_slots(a, d, b, length, ctx);
     if (slots.read < 0) continue;  // padding: state untouched, outputs "don't care"
     for (std::int64_t h = 0; h < H; ++h) {
       const std::int64_t g = ctx.group(d, h);
@@ -90,10 +94,10 @@ Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
         const std::int64_t hp = h * P + pp;
         for (std::int64_t n = 0; n < N; ++n)
           h_new[static_cast<std::size_t>(n)] = state_in[static_cast<std::size_t>(((slots.read * H + h) * P + pp) * N + n)];
-        for (std::int64_t t = 0; t < T; ++t) {
-          const std::int64_t token = (b * T + t) * H + h, i = token * P + pp;
-          const float* Bv = Bsrc + ((b * T + t) * G + g) * N;
-          const float* Cv = Csrc + ((b * T + t) * G + g) * N;
+        for (std::int64_t t = 0; t < length; ++t) {
+          const std::int64_t token = (first + t) * H + h, i = token * P + pp, grid = ((b * T + t) * H + h) * P + pp;
+          const float* Bv = Bsrc + ((first + t) * G + g) * N;
+          const float* Cv = Csrc + ((first + t) * G + g) * N;
           const float dtp = process_dt(ctx, dt[static_cast<std::size_t>(i)],
                                        a.dt_bias ? bias.data() + hp : nullptr, a.dt_softplus, false, 0.0f, 0.0f);
           const float xv = x[static_cast<std::size_t>(i)];
@@ -106,7 +110,7 @@ Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
             // token, where the contract keeps it in fp32 until it is stored (mlx-lm #988, vLLM #13466).
             if (ctx.has(Flaw::state_rounded_each_token)) v = round_float(state_dtype, v);
             h_new[static_cast<std::size_t>(n)] = v;
-            if (a.intermediate_states) inter[static_cast<std::size_t>(i * N + n)] = v;
+            if (a.intermediate_states) inter[static_cast<std::size_t>(grid * N + n)] = v;
             if (store >= 0) {
               const float stored = ctx.has(Flaw::states_rounded_bf16) ? round_float(DType::bf16, v) : v;
               state.set(((store * H + h) * P + pp) * N + n, static_cast<double>(stored));

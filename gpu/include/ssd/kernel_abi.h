@@ -139,6 +139,9 @@ typedef struct {
    * that store. intermediate_states, when given, receives the state after every token. */
   ssd_tensor dst_state_batch_indices, num_accepted_tokens; /* optional, i32 */
   ssd_tensor intermediate_states;                          /* optional output [Bt,T,H,P,N], the state's dtype */
+  /* With tokens: rows of 0..T tokens packed one after the other (varlen decode), cu_seqlens [Bt+1]
+   * i32; x, dt, z, out [tokens,H,P] and B, C [tokens,G,N]; a row without tokens stores nothing. */
+  ssd_tensor cu_seqlens;
   int64_t tokens;
   int64_t pad_slot_id;          /* the padding slot id (vLLM's pad_slot_id / null_block_id), -1 by default */
   int32_t disable_state_update; /* 1: the state buffer is read only */

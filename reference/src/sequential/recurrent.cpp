@@ -1,4 +1,5 @@
-// Sequential oracle of SSDRecurrentFwd: selective_state_update token by token, element by element.
+// Sequential oracle of SSDRecurrentFwd: selective_state_update token by token, element by element
+// (rows of T tokens, or of cu_seqlens[b+1] - cu_seqlens[b] tokens in a varlen call).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -17,14 +18,20 @@ Outputs recurrent_sequential(const RecurrentArgs& args) {
   const Tensor& state = *args.state;
   const Tensor& x = *args.x;
   const std::int64_t Bt = d.batch, T = plan.tokens, H = d.heads, P = d.headdim, G = d.groups, N = d.dstate;
-  const bool multi = d.tokens > 0;
+  const bool packed = args.cu_seqlens != nullptr;
+  const bool multi = d.tokens > 0 && !packed;
   const std::int64_t heads_per_group = H / G;
-  // Index of token t of row b in x-like ([Bt,H,P] or [Bt,T,H,P]) and B-like tensors.
+  // Token t of row b in x-like and B-like tensors: [Bt,H,P], [Bt,T,H,P], or in a varlen call
+  // [tokens,H,P] from the row's start cu_seqlens[b].
+  auto offset = [&](const Tensor& t, std::int64_t b, std::int64_t tok, std::int64_t i, std::int64_t j) {
+    if (packed) return t.offset({static_cast<std::int64_t>(args.cu_seqlens->at({b})) + tok, i, j});
+    return multi ? t.offset({b, tok, i, j}) : t.offset({b, i, j});
+  };
   auto xi = [&](const Tensor& t, std::int64_t b, std::int64_t tok, std::int64_t h, std::int64_t p) {
-    return multi ? t.at({b, tok, h, p}) : t.at({b, h, p});
+    return t[offset(t, b, tok, h, p)];
   };
   auto bi = [&](const Tensor& t, std::int64_t b, std::int64_t tok, std::int64_t g, std::int64_t n) {
-    return multi ? t.at({b, tok, g, n}) : t.at({b, g, n});
+    return t[offset(t, b, tok, g, n)];
   };
 
   Tensor out(DType::f64, x.shape());
@@ -40,7 +47,9 @@ Outputs recurrent_sequential(const RecurrentArgs& args) {
       const std::int64_t g = hd / heads_per_group;
       for (std::int64_t p = 0; p < P; ++p) {
         for (std::int64_t n = 0; n < N; ++n) h[static_cast<std::size_t>(n)] = state.at({row.read, hd, p, n});
-        for (std::int64_t t = 0; t < T; ++t) {
+        const std::int64_t length =
+            packed ? static_cast<std::int64_t>(args.cu_seqlens->at({b + 1}) - args.cu_seqlens->at({b})) : T;
+        for (std::int64_t t = 0; t < length; ++t) {
           // The decode path has no dt_limit clamp (Mamba2.step never clamps).
           double dtp = xi(*args.dt, b, t, hd, p) + (args.dt_bias != nullptr ? args.dt_bias->at({hd, p}) : 0.0);
           if (args.dt_softplus) dtp = softplus_thr20(dtp);
@@ -63,7 +72,7 @@ Outputs recurrent_sequential(const RecurrentArgs& args) {
             const double zv = xi(*args.z, b, t, hd, p);
             y *= zv / (1.0 + std::exp(-zv));
           }
-          const std::int64_t at = multi ? out.offset({b, t, hd, p}) : out.offset({b, hd, p});
+          const std::int64_t at = offset(out, b, t, hd, p);
           out.data()[at] = y;
           out_defined[static_cast<std::size_t>(at)] = 1;
         }

@@ -26,6 +26,7 @@ RecurrentArgs bind_recurrent(const Problem& p, const InputSet& in) {
   a.intermediate_states = p.inter;
   a.pad_slot_id = p.pad;
   a.tokens = p.tokens;
+  a.cu_seqlens = in.find("cu_seqlens");
   return a;
 }
 
@@ -38,8 +39,20 @@ FillRule tied(FillRule rule, bool tie, std::int64_t inner) {
   return rule;
 }
 
-// x-like [Bt,H,P], or [Bt,T,H,P] with tokens=; B-like [Bt,G,N] or [Bt,T,G,N].
+// Rows of a varlen decode call beyond which its lengths are not drawn (invalid_reason refuses them).
+constexpr std::int64_t kMaxVarlenRows = std::int64_t{1} << 20;
+
+// The tokens of all rows of a varlen decode call.
+std::int64_t packed_tokens(const Problem& p) {
+  if (p.b > kMaxVarlenRows) return p.b * std::max<std::int64_t>(p.tokens, 1);
+  std::int64_t total = 0;
+  for (std::int64_t n : decode_row_lengths(p)) total += n;
+  return total;
+}
+
+// x-like [Bt,H,P], [Bt,T,H,P] with tokens=, or [tokens,H,P] with +varlen; B-like likewise.
 Shape per_token(const Problem& p, std::int64_t inner, std::int64_t last) {
+  if (p.varlen) return Shape{packed_tokens(p), inner, last};
   return p.tokens > 0 ? Shape{p.b, p.tokens, inner, last} : Shape{p.b, inner, last};
 }
 // The slot tables: [Bt], or [Bt,T] with +spec.
@@ -59,8 +72,8 @@ OpSpec recurrent() {
   s.name = "recurrent";
   s.benchmark_name = "SSDRecurrentFwd";
   s.dims = {'b', 'h', 'p', 'g', 'n'};
-  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "dst", "spec", "accepted", "nowrite",
-             "inter", "pad"};
+  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "dst", "spec", "accepted",
+             "nowrite", "inter", "pad"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
@@ -96,6 +109,8 @@ OpSpec recurrent() {
        [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
       {"num_accepted_tokens", false, DType::i32, false, [](const Problem& p) { return p.accepted; },
        [](const Problem& p) { return Shape{p.b}; }, [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
+      {"cu_seqlens", false, DType::i32, false, [](const Problem& p) { return p.varlen; },
+       [](const Problem& p) { return Shape{p.b + 1}; }, [](const Problem&) { return FillRule{FillRule::Kind::batch_indices}; }},
   };
   s.outputs = {{"out", [](const Problem& p) { return role_dtype(p, "x"); }, nullptr},
                {"state", [](const Problem& p) { return role_dtype(p, "state"); }, nullptr},
@@ -109,6 +124,8 @@ OpSpec recurrent() {
     if (p.dst && !p.sbi) return "+dst needs +sbi (write slots apart from the read slots)";
     if (p.accepted && !p.spec) return "+accepted needs +spec (it picks a column of the [Bt,T] table)";
     if (p.inter && p.tokens == 0) return "+inter needs tokens=";
+    if (p.varlen && p.tokens == 0) return "+varlen needs tokens= (the most tokens of a row)";
+    if (p.varlen && p.b > kMaxVarlenRows) return "+varlen takes at most 2^20 rows";
     if (p.pad != -1 && !p.sbi) return "pad= needs +sbi";
     if (p.sbi && p.slots < decode_slots_needed(p))
       return p.dst || p.spec || p.pad >= 0
@@ -139,7 +156,8 @@ OpSpec recurrent() {
       {"out", offsetof(ssd_recurrent_args, out)},
       {"dst_state_batch_indices", offsetof(ssd_recurrent_args, dst_state_batch_indices), mark_dst, 4},
       {"num_accepted_tokens", offsetof(ssd_recurrent_args, num_accepted_tokens), mark_accepted, 4},
-      {"intermediate_states", offsetof(ssd_recurrent_args, intermediate_states), mark_inter, 4}};
+      {"intermediate_states", offsetof(ssd_recurrent_args, intermediate_states), mark_inter, 4},
+      {"cu_seqlens", offsetof(ssd_recurrent_args, cu_seqlens), abi::mark_varlen, 4}};
   s.abi.scalars = {abi::dt_softplus(offsetof(ssd_recurrent_args, dt_softplus))};
   {
     using T = AbiScalarField::Type;
@@ -157,8 +175,8 @@ OpSpec recurrent() {
     s.abi.scalars.push_back(nowrite);
   }
   // Counted from the end, so the one-token and the multi-token layouts read alike; T from `tokens`.
-  s.abi.sizes = {{"b", "x", 0}, {"h", "x", -2}, {"p", "x", -1}, {"g", "B", -2}, {"n", "B", -1},
-                 {"slots", "state", 0, false, "state_batch_indices"}};
+  s.abi.sizes = {{"b", "cu_seqlens", 0, false, {}, true}, {"b", "x", 0}, {"h", "x", -2}, {"p", "x", -1},
+                 {"g", "B", -2}, {"n", "B", -1}, {"slots", "state", 0, false, "state_batch_indices"}};
   s.smoke = [] {
     return parse_all({
         "recurrent:f32 b2 h2 p4 g1 n4 seed=1",
@@ -174,6 +192,7 @@ OpSpec recurrent() {
         "recurrent:f16 b3 h2 p4 g1 n4 +softplus +sbi +dst +spec +accepted +inter slots=20 tokens=3 pad=0 seed=18",
         "recurrent:f32 b2 h2 p4 g1 n4 +softplus +z +sbi +spec +accepted slots=8 tokens=4 seed=11",
         "recurrent:bf16 b2 h4 p4 g2 n4 +dt_bias +softplus +sbi +nowrite +inter slots=4 tokens=2 seed=12",
+        "recurrent:f32 b4 h2 p4 g1 n4 +softplus +z +sbi +dst +inter +varlen slots=9 tokens=3 state=bf16 seed=13",
     });
   };
   s.workloads = [] {

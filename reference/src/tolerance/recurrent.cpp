@@ -1,4 +1,5 @@
-// Bounds of SSDRecurrentFwd (decode steps), by direct loops over (row, head, p, token, n).
+// Bounds of SSDRecurrentFwd (decode steps), by direct loops over (row, head, p, token, n); the
+// decode plan says where each row reads, stores, and where its tokens lie.
 #include <cmath>
 #include <vector>
 
@@ -47,8 +48,9 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
           overflowed[static_cast<std::size_t>(n)] = false;
         }
         bool state_may_overflow = false;  // sticky: an inf state stays inf (or NaN) for the row's later tokens
-        for (std::int64_t t = 0; t < T; ++t) {
-          const std::int64_t token = (b * T + t) * H + h, i = token * P + q, bc = ((b * T + t) * G + g) * N;
+        for (std::int64_t t = 0; t < row.length; ++t) {
+          const std::int64_t token = (row.first_token + t) * H + h, i = token * P + q;
+          const std::int64_t bc = ((row.first_token + t) * G + g) * N, grid = (b * T + t) * H + h;
           const double b_hq = bias ? (*bias)[h * P + q] : 0.0;
           const double raw = dt[i] + b_hq;
           const double dtp = p.softplus ? softplus_thr20(raw) : raw;
@@ -74,7 +76,7 @@ Bounds recurrent_bounds(const Problem& p, const InputSet& in, const Outputs& ora
             y_S += S[k] * std::fabs(C[bc + n]);
             y_E += E[k] * std::fabs(C[bc + n]);
             if (p.inter) {
-              const std::int64_t at = ((token * P + q) * N + n);
+              const std::int64_t at = (grid * P + q) * N + n;
               inter_S.data()[at] = overflowed[k] ? HUGE_VAL : S[k];
               inter_E.data()[at] = E[k];
             }

@@ -47,6 +47,7 @@ struct SizeSource {
   int axis;
   bool times_chunk = false;
   std::string_view only_with = {};
+  bool minus_one = false;  // the extent less one: Bt from cu_seqlens [Bt+1]
 };
 
 struct AbiBinding {

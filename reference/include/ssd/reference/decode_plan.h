@@ -14,11 +14,14 @@ namespace ssd {
 struct DecodeRow {
   std::int64_t read = -1;            // the slot the row starts from; -1 for a padding row
   std::vector<std::int64_t> writes;  // per token: the slot the state after it is stored to, -1 = not stored
+  std::int64_t first_token = 0;      // where the row's tokens start along x's token axes (b*T, or cu_seqlens[b])
+  std::int64_t length = 1;           // its tokens: T, or cu_seqlens[b+1] - cu_seqlens[b] (0..T) in a varlen call
   bool padding() const { return read < 0; }
 };
 
 struct DecodePlan {
-  std::int64_t tokens = 1;  // T (1 for the one-token layout)
+  std::int64_t tokens = 1;  // T, the most tokens of a row (1 for the one-token layout)
+  bool packed = false;      // a varlen call: x [tokens of all rows,H,P] with cu_seqlens
   std::vector<DecodeRow> rows;
 };
 
@@ -34,8 +37,14 @@ inline bool is_padding_slot(std::int64_t slot, std::int64_t pad_slot_id) { retur
 // table for a slot out of range, a slot stored twice, or a slot one row stores while another reads it.
 DecodePlan decode_plan(const RecurrentArgs& a, const OpDims& d);
 
-// The defined mask of a row-major output whose rows (axis 0) hold `per_row` elements each: a
-// padding row's elements are undefined ("don't care"); empty (all defined) without padding rows.
-std::vector<std::uint8_t> row_defined_mask(const DecodePlan& plan, std::int64_t per_row);
+// The defined mask of a per-token output, `per_token` elements a token: a padding row's tokens are
+// undefined ("don't care"), and so are the columns t >= length of a [Bt,T] output (`packed` false)
+// in a varlen call; empty when every element is defined. A packed output ([tokens,...], `packed`)
+// holds exactly the rows' tokens.
+std::vector<std::uint8_t> token_defined_mask(const DecodePlan& plan, std::int64_t per_token, bool packed);
+
+// The tokens of each row of a varlen decode problem (recurrent +varlen): 0..T, drawn from the seed
+// (0 an eighth of the time, T a quarter, else uniform in 1..T), at least one token in all.
+std::vector<std::int64_t> decode_row_lengths(const Problem& p);
 
 }  // namespace ssd

@@ -139,6 +139,9 @@ struct RecurrentArgs {
   std::int64_t pad_slot_id = -1;
   // T of a multi-token call: x, dt, z [Bt,T,H,P] and B, C [Bt,T,G,N]; 0 for the one-token layout.
   std::int64_t tokens = 0;
+  // A varlen call (with tokens): cu_seqlens [Bt+1] i32, rows of 0..T tokens packed one after the
+  // other, x, dt, z, out [tokens,H,P] and B, C [tokens,G,N]; the slot tables stay [Bt] or [Bt,T].
+  const Tensor* cu_seqlens = nullptr;
 };
 // Outputs: "out" like x, "state" [Bs,H,P,N] (the whole buffer after the call), and with
 // intermediate_states "intermediate_states" [Bt,T,H,P,N]. Padding rows' outputs are undefined.

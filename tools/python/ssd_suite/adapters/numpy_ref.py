@@ -100,27 +100,29 @@ def recurrent(problem, inputs):
     max(num_accepted - 1, 0) of a [b,T] table), then per token h = h exp(A dt') + dt' B x carried in
     f32, out = C h + D x gated by silu(z); the state stored to the write slot after the last token
     (or after every token to its column). Padding rows (a negative slot, or the padding id) store
-    nothing; their outputs are don't care."""
-    T = problem.values["tokens"]
-    multi = T > 0
+    nothing; their outputs are don't care. Rows of 0..T tokens in a varlen call (cu_seqlens)."""
+    T = max(problem.values["tokens"], 1)
     x = inputs["x"].astype(F32)
-    if not multi:  # the one-token layout: a token axis of 1
-        x = x[:, None]
-    b, T1, h, p = x.shape
+    h, p = x.shape[-2:]
 
-    def as_tokens(a):  # every per-token input as [b,T,...]
-        return a if multi else a[:, None]
+    def packed(a):  # every per-token input as [tokens,...], the rows' tokens one after the other
+        return a.reshape((-1,) + a.shape[-2:])
 
-    B, C = as_tokens(inputs["B"].astype(F32)), as_tokens(inputs["C"].astype(F32))
-    g = B.shape[2]
+    b = x.shape[0] if "varlen" not in problem.flags else len(inputs["cu_seqlens"]) - 1
+    if "varlen" in problem.flags:
+        cu = inputs["cu_seqlens"].astype(np.int64)
+    else:
+        cu = np.arange(b + 1, dtype=np.int64) * T
+    xs, B, C = packed(x), packed(inputs["B"].astype(F32)), packed(inputs["C"].astype(F32))
+    g = B.shape[1]
     group = np.arange(h) // (h // g)
-    step = processed_dt(problem, as_tokens(inputs["dt"]), inputs.get("dt_bias"), clamp=False)  # [b,T,h,p]
-    z = as_tokens(inputs["z"].astype(F32)) if "z" in inputs else None
+    step = processed_dt(problem, packed(inputs["dt"]), inputs.get("dt_bias"), clamp=False)  # [tokens,h,p]
+    z = packed(inputs["z"].astype(F32)) if "z" in inputs else None
     A = inputs["A"].astype(F32)
     state = inputs["state"].astype(F32)
     new_state = state.copy()  # the new state, stored back below
-    out = np.zeros((b, T1, h, p), dtype=F32)
-    inter = np.zeros((b, T1, h, p, A.shape[-1]), dtype=F32)
+    out = np.zeros(xs.shape, dtype=F32)
+    inter = np.zeros((b, T, h, p, A.shape[-1]), dtype=F32)
     pad = problem.values["pad"]
     reads = inputs.get("state_batch_indices")
     writes = inputs.get("dst_state_batch_indices", reads)
@@ -137,26 +139,28 @@ def recurrent(problem, inputs):
         if reads is not None and is_pad(read):
             continue
         hs = state[read]
-        for t in range(T1):
-            d = step[i, t][:, :, None]  # [h,p,1]
-            Bg, Cg = B[i, t][group][:, None, :], C[i, t][group][:, None, :]  # [h,1,n]
+        first, length = int(cu[i]), int(cu[i + 1] - cu[i])
+        for t in range(length):
+            k = first + t
+            d = step[k][:, :, None]  # [h,p,1]
+            Bg, Cg = B[k][group][:, None, :], C[k][group][:, None, :]  # [h,1,n]
             with np.errstate(over="ignore", invalid="ignore"):  # fp32 overflow gives inf, as in a kernel
-                hs = (hs * np.exp(A * d) + d * Bg * x[i, t][:, :, None]).astype(F32)
+                hs = (hs * np.exp(A * d) + d * Bg * xs[k][:, :, None]).astype(F32)
                 y = np.sum(hs * Cg, axis=-1, dtype=F32)
             if "D" in inputs:
-                y = y + inputs["D"].astype(F32) * x[i, t]
+                y = y + inputs["D"].astype(F32) * xs[k]
             if z is not None:
-                y = y * silu(z[i, t])
-            out[i, t], inter[i, t] = y, hs
+                y = y * silu(z[k])
+            out[k], inter[i, t] = y, hs
             if per_token:
                 slot = int(writes[i, t])
-            elif t == T1 - 1:
+            elif t == length - 1:
                 slot = int(writes[i]) if writes is not None else read
             else:
                 continue
             if not nowrite and not is_pad(slot):
                 new_state[slot] = hs
-    result = {"out": out if multi else out[:, 0], "state": new_state}
+    result = {"out": out.reshape(x.shape), "state": new_state}
     if "inter" in problem.flags:
         result["intermediate_states"] = inter
     return result
