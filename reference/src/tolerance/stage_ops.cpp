@@ -192,10 +192,12 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   // A rising dA_cumsum can take the chunk-start decay exp(dA[i]) past fp32's range (the states
   // are inputs here, so no chunk total is on any path).
   exempt_overflowing_decays(dA, p.s, false, s.with_skip);
-  // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype.
-  const DType dC = in.at("C").dtype(), dx = in.at("x").dtype();
+  // Entering states are rounded to C.dtype, the diagonal coefficient to x.dtype. The states come in
+  // stored in their own dtype, so that rounding is the conversion between the two (none when the
+  // states are already in C's dtype or narrower), not a rounding from f32.
+  const DType dC = in.at("C").dtype(), dx = in.at("x").dtype(), dS = in.at("states").dtype();
   // Declared TF32: C and the states (C.dtype), the coefficients and x (x.dtype) rounded once more.
-  const double u_mid = conversion_roundoff(DType::f32, dC) + conversion_roundoff(DType::f32, dx) +
+  const double u_mid = conversion_roundoff(dS, dC) + conversion_roundoff(DType::f32, dx) +
                        2 * tf32_operand_roundoff(p, dC) + 2 * tf32_operand_roundoff(p, dx);
   Bounds bounds;
   add_gated_bounds(p, oracle, in.find("z"), s, u_mid, std::max(p.q, p.n), bounds,
