@@ -135,6 +135,7 @@ void OpTally::record(const CaseJudgement& j, double case_seconds) {
     case Verdict::timeout: ++failed, ++timeout; return;
     case Verdict::mistrusted: ++mistrusted; break;
     case Verdict::suspect: ++suspect; break;
+    case Verdict::variant: ++failed, ++variant; break;
     case Verdict::skipped: ++skipped; return;
     case Verdict::invalid: ++invalid; return;
   }

@@ -22,7 +22,7 @@ json tally_json(const OpTally& t) {
   json decades = json::object();
   for (int d = 0; d < kRDecades; ++d) decades[r_decade_label(d)] = t.r_decades[static_cast<std::size_t>(d)];
   return {{"cases", t.cases},       {"PASSED", t.passed},   {"FAILED", t.failed},         {"MISTRUSTED", t.mistrusted},
-          {"CRASHED", t.crashed},   {"TIMEOUT", t.timeout}, {"SUSPECT", t.suspect},
+          {"CRASHED", t.crashed},   {"TIMEOUT", t.timeout}, {"VARIANT", t.variant}, {"SUSPECT", t.suspect},
           {"SKIPPED", t.skipped},   {"INVALID", t.invalid}, {"not_finite", t.not_finite}, {"max_r", number_or_inf(t.max_r)},
           {"max_ratio", number_or_inf(t.max_ratio)},
           {"seconds", t.seconds},   {"r_decades", decades}};

@@ -105,11 +105,14 @@ std::string_view verdict_name(Verdict v) {
     case Verdict::crashed: return "CRASHED";
     case Verdict::timeout: return "TIMEOUT";
     case Verdict::suspect: return "SUSPECT";
+    case Verdict::variant: return "VARIANT";
   }
   return "?";
 }
 
-bool is_failure(Verdict v) { return v == Verdict::failed || v == Verdict::crashed || v == Verdict::timeout; }
+bool is_failure(Verdict v) {
+  return v == Verdict::failed || v == Verdict::crashed || v == Verdict::timeout || v == Verdict::variant;
+}
 
 bool is_alarm(Verdict v) { return is_failure(v) || v == Verdict::suspect; }
 
@@ -204,7 +207,7 @@ std::string describe(const CaseJudgement& j) {
   }
   s.append(")  ").append(j.problem);
   if (!j.message.empty()) s.append("\n  ").append(j.message);
-  if (j.verdict == Verdict::suspect) s.append("\n  ").append(j.repro());
+  if (j.verdict == Verdict::suspect || j.verdict == Verdict::variant) s.append("\n  ").append(j.repro());
   if (j.verdict == Verdict::failed) {
     for (const auto& o : j.outputs) {
       if (!o.failed()) continue;

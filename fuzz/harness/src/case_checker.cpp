@@ -5,6 +5,7 @@
 #include <deque>
 #include <exception>
 
+#include "ssd/harness/invariance.h"
 #include "ssd/harness/judge_call.h"
 #include "ssd/reference/errors.h"
 #include "ssd/reference/truth.h"
@@ -18,6 +19,7 @@ struct CaseChecker::Queued {
   std::optional<std::string> invalid;    // outside the contract: why
   std::optional<CaseJudgement> settled;  // no call to make: SKIPPED, or INVALID with no tensors to hand over
   double seconds = 0;                    // spent building and sending it
+  std::vector<RawTensor> outputs;        // the kernel's outputs, once judged (a call that returned ok)
 };
 
 struct CaseChecker::Worker {
@@ -156,6 +158,7 @@ CaseJudgement CaseChecker::judge(Queued& q) {
   if (failure && !worker_) std::rethrow_exception(failure);
   const WorkerProcess::Outcome outcome = finish();
   if (failure) std::rethrow_exception(failure);
+  if (outcome.record && outcome.record->status == CallStatus::ok) q.outputs = outcome.record->outputs;
   return outcome.record ? judge_valid_call(p, *truth, *outcome.record) : death_judgement(p, outcome.death);
 }
 
@@ -164,7 +167,7 @@ CaseJudgement CaseChecker::check(const Problem& given, const Problem* next) {
   const Problem p = library_.as_declared(given);  // a library that declares TF32 dots is judged so
   if (!worker_) {
     Queued q = prepare(p);
-    const CaseJudgement j = judge(q);
+    const CaseJudgement j = with_invariance(q, judge(q));
     last_case_seconds_ = since(start);
     return j;
   }
@@ -188,31 +191,55 @@ CaseJudgement CaseChecker::check(const Problem& given, const Problem* next) {
   }
   Queued q = std::move(queued.front());
   queued.pop_front();
-  const CaseJudgement j = judge(q);
+  const CaseJudgement j = with_invariance(q, judge(q));
   last_case_seconds_ = since(start) - lookahead + earlier;
   return j;
 }
 
-KernelRun CaseChecker::run(const Problem& p) {
+std::optional<CallRecord> CaseChecker::call(const Problem& p, const InputSet& inputs, std::string& death) {
   drop_queued();
-  const InputSet inputs = make_inputs(p);
-  WorkerProcess::Outcome outcome;
-  if (worker_) {
-    worker_->process.send(wire::Request{0, to_string(p), encode_inputs(inputs)},
-                          options_.case_timeout.value_or(default_case_timeout(p)));
-    outcome = worker_->process.receive();
-  } else {
-    outcome.record = record_call(library_, p, inputs, pool_.get());
+  if (!worker_) return record_call(library_, p, inputs, pool_.get());
+  worker_->process.send(wire::Request{0, to_string(p), encode_inputs(inputs)},
+                        options_.case_timeout.value_or(default_case_timeout(p)));
+  WorkerProcess::Outcome outcome = worker_->process.receive();
+  if (!outcome.record) death = std::string(verdict_name(outcome.death.verdict)) + ": " + outcome.death.message;
+  return std::move(outcome.record);
+}
+
+CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
+  const bool judged_within_bounds =
+      j.verdict == Verdict::passed || j.verdict == Verdict::suspect || j.verdict == Verdict::mistrusted;
+  if (!options_.invariance || !judged_within_bounds || q.outputs.empty() || !invariance_applies(q.problem)) return j;
+  const std::optional<RowAlone> alone = row_alone(q.problem, q.inputs);
+  if (!alone) return j;  // every row padding: no row to call alone
+  std::string death;
+  const std::optional<CallRecord> single = call(alone->problem, alone->inputs, death);
+  std::optional<std::string> why;
+  if (!single) why = "packing invariance: row " + std::to_string(alone->row) + " alone did not return (" + death + ")";
+  else if (single->status != CallStatus::ok)
+    why = "packing invariance: row " + std::to_string(alone->row) + " alone was refused (" + single->message + ")";
+  else why = invariance_violation(q.problem, q.inputs, *alone, q.outputs, single->outputs);
+  if (why) {
+    j.verdict = Verdict::variant;
+    j.message = j.message.empty() ? *why : j.message + "; " + *why;
   }
+  return j;
+}
+
+KernelRun CaseChecker::run(const Problem& p) { return run(p, make_inputs(p)); }
+
+KernelRun CaseChecker::run(const Problem& p, const InputSet& inputs) {
+  std::string death;
+  const std::optional<CallRecord> record = call(p, inputs, death);
   KernelRun run;
-  if (!outcome.record) {
+  if (!record) {
     run.status = CallStatus::error;
-    run.message = std::string(verdict_name(outcome.death.verdict)) + ": " + outcome.death.message;
+    run.message = death;
     return run;
   }
-  run.status = outcome.record->status;
-  run.message = outcome.record->message;
-  if (run.status == CallStatus::ok) run.outputs = decode_outputs(outcome.record->outputs);
+  run.status = record->status;
+  run.message = record->message;
+  if (run.status == CallStatus::ok) run.outputs = decode_outputs(record->outputs);
   return run;
 }
 

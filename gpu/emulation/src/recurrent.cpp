@@ -116,7 +116,13 @@ Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
               state.set(((store * H + h) * P + pp) * N + n, static_cast<double>(stored));
             }
           }
-          float y = ctx.sum(N, [&](std::int64_t n) { return ctx.mul(h_new[static_cast<std::size_t>(n)], Cv[n]); });
+          // batch_dependent_sum: a kernel that picks its reduction by batch size (right to left for
+          // more than one row): within every bound, but a row's out then depends on its batch.
+          const bool reversed = ctx.has(Flaw::batch_dependent_sum) && d.batch > 1;
+          float y = ctx.sum(N, [&](std::int64_t n) {
+            const std::int64_t k = reversed ? N - 1 - n : n;
+            return ctx.mul(h_new[static_cast<std::size_t>(k)], Cv[k]);
+          });
           if (a.D) y = ctx.add(y, ctx.mul(xv, D[static_cast<std::size_t>(hp)]));
           if (a.z) y = ctx.gate(y, z[static_cast<std::size_t>(i)]);
           out[static_cast<std::size_t>(i)] = y;

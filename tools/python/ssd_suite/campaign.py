@@ -11,7 +11,7 @@ from .adapter import adapter_name, check_case, implemented_ops, run_case
 from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
 from .report import DECADES, json_report, r_decade, write_report
 
-VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT")
+VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT", "VARIANT")
 
 
 class OpTally:
@@ -20,6 +20,7 @@ class OpTally:
     def __init__(self):
         self.cases = self.passed = self.failed = self.mistrusted = self.skipped = self.invalid = 0
         self.crashed = self.timeout = 0  # of the failed cases, those whose call never returned
+        self.variant = 0  # of the failed cases, those within every bound but not packing-invariant
         self.suspect = 0  # within every bound, error norm far above honest rounding (docs/tolerance.md)
         self.not_finite = 0
         self.max_r = 0.0
@@ -34,6 +35,8 @@ class OpTally:
         if j.verdict in ("CRASHED", "TIMEOUT"):
             self.failed += 1  # counted as failures, with no outputs to measure
             return
+        if j.verdict == "VARIANT":
+            self.failed += 1  # a failure whose outputs were judged within every bound
         if j.verdict in ("SKIPPED", "INVALID"):
             return
         self.not_finite += 1 if j.not_finite else 0

@@ -21,7 +21,7 @@ class Element:
 
 class Judgement:
     """The verdict on one case: `verdict` ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID",
-    "SUSPECT"), `max_r`, `max_ratio` (the statistical verdict's largest ratio), `message`, `problem` (the canonical string), `description` (what ssd::describe prints),
+    "SUSPECT", "VARIANT"), `max_r`, `max_ratio` (the statistical verdict's largest ratio), `message`, `problem` (the canonical string), `description` (what ssd::describe prints),
     `worst` (Elements) and `outputs` ({name: dict of compared, over_bound, exact_mismatches,
     not_finite, max_r})."""
 
@@ -48,7 +48,8 @@ class Judgement:
 
     @property
     def failed(self):
-        return self.verdict == "FAILED"
+        """FAILED, or a failure of its own name (ssd::is_failure): CRASHED, TIMEOUT, VARIANT."""
+        return self.verdict in ("FAILED", "CRASHED", "TIMEOUT", "VARIANT")
 
     @property
     def suspect(self):

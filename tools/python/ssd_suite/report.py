@@ -26,7 +26,7 @@ def _number_or_inf(v):
 
 def _tally(t):
     return {"cases": t.cases, "PASSED": t.passed, "FAILED": t.failed, "MISTRUSTED": t.mistrusted,
-            "CRASHED": t.crashed, "TIMEOUT": t.timeout, "SUSPECT": t.suspect, "SKIPPED": t.skipped, "INVALID": t.invalid,
+            "CRASHED": t.crashed, "TIMEOUT": t.timeout, "VARIANT": t.variant, "SUSPECT": t.suspect, "SKIPPED": t.skipped, "INVALID": t.invalid,
             "not_finite": t.not_finite, "max_r": _number_or_inf(t.max_r), "max_ratio": _number_or_inf(t.max_ratio),
             "seconds": t.seconds, "r_decades": dict(zip(DECADES, t.r_decades))}
 

@@ -50,6 +50,7 @@ struct OpTally {
   std::int64_t cases = 0, passed = 0, failed = 0, mistrusted = 0, skipped = 0, invalid = 0;
   std::int64_t suspect = 0;  // SUSPECT: within every bound, error norm far above honest rounding
   std::int64_t crashed = 0, timeout = 0;  // of the FAILED cases, those whose call never returned
+  std::int64_t variant = 0;  // of the FAILED cases, those within every bound but not packing-invariant
   std::int64_t not_finite = 0;  // cases with a NaN or Inf output where the oracle is finite
   double max_r = 0, seconds = 0;
   double max_ratio = 0;  // largest statistical ratio ||y - y*|| / scale of any output (SUSPECT above the threshold)

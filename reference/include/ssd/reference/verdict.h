@@ -16,9 +16,11 @@ namespace ssd {
 // TIMEOUT: the call outlived its time limit. Both come from an isolated run (ssd/harness/case_checker.h).
 // SUSPECT: every element within its bound, but an output's normwise error is far above an honest
 // kernel's random-walk rounding error (ssd/reference/suspicion.h); only a case that would pass.
-enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout, suspect };
-std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT", "SUSPECT"
-// The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT. SUSPECT is not among them
+// VARIANT: within every bound, but a row's outputs differ bit for bit between the row in its batch
+// and the row alone (packing invariance of the decode step, ssd/harness/invariance.h).
+enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout, suspect, variant };
+std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT", "SUSPECT", "VARIANT"
+// The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT, VARIANT. SUSPECT is not among them
 // (no element is proven wrong, so shrinking and dumps leave it alone); campaigns count it apart and
 // exit 1 on it all the same (is_alarm).
 bool is_failure(Verdict v);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string_view>
 
+#include "ssd/harness/call_record.h"
 #include "ssd/harness/kernel_library.h"
 #include "ssd/harness/runner.h"
 
@@ -23,6 +24,9 @@ struct CheckOptions {
   // Seconds a call may run before its worker is killed (TIMEOUT); nullopt = default_case_timeout.
   // Only an isolated call can be stopped: in process there is no time limit.
   std::optional<double> case_timeout;
+  // Check the decode step's packing invariance too (ssd/harness/invariance.h): one more call per
+  // recurrent case of more than one row, whose row alone must match its part of the batch (VARIANT).
+  bool invariance = true;
 };
 
 // The time limit of a case when none is given: 5 s plus 1 s per million elements of its tensors
@@ -46,6 +50,8 @@ class CaseChecker {
   // The kernel's outputs on a valid case (what a dumped case file stores); a call that did not
   // return has status error and the death in the message.
   KernelRun run(const Problem& problem);
+  // The same on given inputs (a call the oracle need not know, e.g. one row of a case alone).
+  KernelRun run(const Problem& problem, const InputSet& inputs);
 
   // Seconds the last check spent on its own case: the building and sending of its call when an
   // earlier check queued it included, the queueing of `next` left out (it is the next case's).
@@ -60,6 +66,10 @@ class CaseChecker {
   Queued prepare(const Problem& declared) const;
   void enqueue(const Problem& declared);
   CaseJudgement judge(Queued& queued);
+  CaseJudgement with_invariance(const Queued& queued, CaseJudgement judgement);
+  // One call outside the queue (queued calls are dropped first): its record, or none and `death`
+  // saying how the call ended.
+  std::optional<CallRecord> call(const Problem& problem, const InputSet& inputs, std::string& death);
   void drop_queued();
   const KernelLibrary& library_;
   CheckOptions options_;

@@ -1,0 +1,99 @@
+// Packing invariance of the decode step: the row alone against its part of the batch, byte for byte.
+#include "ssd/harness/invariance.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ssd/reference/bind.h"
+#include "ssd/reference/decode_plan.h"
+
+namespace ssd {
+namespace {
+
+// Row b of a tensor whose axis 0 is the row, as a tensor of one row.
+Tensor row_of(const Tensor& t, std::int64_t b) {
+  Shape shape = t.shape();
+  const std::int64_t per_row = t.numel() / shape[0];
+  shape[0] = 1;
+  const auto first = t.values().begin() + b * per_row;
+  return Tensor(t.dtype(), shape, std::vector<double>(first, first + per_row));
+}
+
+const RawTensor* find(const std::vector<RawTensor>& list, const std::string& name) {
+  for (const RawTensor& t : list)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// Bytes [first, first + count) of `a` (elements `first_a` on) against those of `b` (from `first_b`):
+// the first element that differs, or -1.
+std::int64_t first_difference(const RawTensor& a, std::int64_t first_a, const RawTensor& b, std::int64_t first_b,
+                              std::int64_t count) {
+  const std::int64_t width = static_cast<std::int64_t>(a.bytes.size()) / std::max<std::int64_t>(element_count(a.shape), 1);
+  for (std::int64_t i = 0; i < count; ++i)
+    if (std::memcmp(a.bytes.data() + (first_a + i) * width, b.bytes.data() + (first_b + i) * width,
+                    static_cast<std::size_t>(width)) != 0)
+      return i;
+  return -1;
+}
+
+}  // namespace
+
+bool invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.b > 1 && !p.varlen; }
+
+std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs) {
+  const RecurrentArgs args = bind_recurrent(p, inputs);
+  const DecodePlan plan = decode_plan(args, validate(args));
+  std::optional<std::int64_t> row;
+  for (std::int64_t k = 0; k < p.b && !row; ++k) {
+    const std::int64_t b = static_cast<std::int64_t>((p.seed + static_cast<std::uint64_t>(k)) % static_cast<std::uint64_t>(p.b));
+    if (!plan.rows[static_cast<std::size_t>(b)].padding()) row = b;
+  }
+  if (!row) return std::nullopt;
+  RowAlone alone;
+  alone.row = *row;
+  alone.problem = p;
+  alone.problem.b = 1;
+  for (const auto& [name, t] : inputs.all()) {
+    // Per-row roles have the row on axis 0; the state too without slot tables (row b is slot b).
+    const bool per_row = name == "x" || name == "dt" || name == "B" || name == "C" || name == "z" ||
+                         name == "state_batch_indices" || name == "dst_state_batch_indices" ||
+                         name == "num_accepted_tokens" || (name == "state" && !p.sbi);
+    alone.inputs.put(name, per_row ? row_of(t, *row) : t);
+  }
+  return alone;
+}
+
+std::optional<std::string> invariance_violation(const Problem& p, const InputSet& inputs, const RowAlone& alone,
+                                                const std::vector<RawTensor>& batch,
+                                                const std::vector<RawTensor>& single) {
+  const std::string row = std::to_string(alone.row);
+  auto differs = [&](const std::string& name, std::int64_t at_batch, std::int64_t at_single, std::int64_t count)
+      -> std::optional<std::string> {
+    const RawTensor* a = find(batch, name);
+    const RawTensor* b = find(single, name);
+    if (a == nullptr || b == nullptr) return std::nullopt;  // missing outputs are the judge's business
+    const std::int64_t i = first_difference(*a, at_batch, *b, at_single, count);
+    if (i < 0) return std::nullopt;
+    return "packing invariance: row " + row + " called alone (b = 1, its slices of the inputs) differs from row " + row +
+           " in its batch, first at " + name + " element " + std::to_string(at_batch + i) + " (flat, in the batch's " + name + ")";
+  };
+  // out and intermediate_states: the row's block of axis 0.
+  for (const char* name : {"out", "intermediate_states"}) {
+    const RawTensor* a = find(batch, name);
+    if (a == nullptr) continue;
+    const std::int64_t per_row = element_count(a->shape) / p.b;
+    if (auto why = differs(name, alone.row * per_row, 0, per_row)) return why;
+  }
+  // The state: every slot the row stores (with slot tables), or the row's own slot.
+  const std::int64_t per_slot = p.h * p.p * p.n;
+  if (!p.sbi) return differs("state", alone.row * per_slot, 0, per_slot);
+  const RecurrentArgs args = bind_recurrent(p, inputs);
+  const DecodePlan plan = decode_plan(args, validate(args));
+  for (std::int64_t w : plan.rows[static_cast<std::size_t>(alone.row)].writes)
+    if (w >= 0)
+      if (auto why = differs("state", w * per_slot, w * per_slot, per_slot)) return why;
+  return std::nullopt;
+}
+
+}  // namespace ssd
