@@ -196,7 +196,7 @@ SSD_CAPI_EXPORT ssd_capi_status ssd_capi_judge(const ssd_truth* truth, const ssd
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_judge_against_oracle(const ssd_problem* problem, const ssd_capi_output* outputs,
                                                               int64_t count, int32_t worst_count, ssd_judgement** out);
 SSD_CAPI_EXPORT void ssd_capi_judgement_free(ssd_judgement* judgement);
-/* "PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID" or "SUSPECT". */
+/* "PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT", or from a library's check "VARIANT". */
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_judgement_verdict(const ssd_judgement* judgement, const char** verdict);
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_judgement_max_r(const ssd_judgement* judgement, double* max_r);
 /* The largest statistical ratio ||y - y*|| / scale of any output; SUSPECT above its threshold
