@@ -135,10 +135,13 @@ int main(int argc, char** argv) {
   app.add_option("--f32-dots", f32_dots,
                  "ieee or tf32: how the kernels take f32 operands into dot products (default: what the library declares)");
   app.add_flag("-q,--quiet", quiet, "no progress line");
-  std::string isolation = "process", case_timeout_text;
+  std::string isolation = "process", case_timeout_text, invariance = "on";
   app.add_option("--isolation", isolation,
                  "process: kernel calls run in a worker process that a crash or hang cannot take down (default); "
                  "none: in this process");
+  app.add_option("--invariance", invariance,
+                 "on: every decode case of more than one row also calls one row alone, which must match its part of "
+                 "the batch bit for bit, else VARIANT (default); off: values only");
   app.add_option("--case-timeout", case_timeout_text,
                  "seconds a kernel call may run before it is TIMEOUT, in (0, 1e7] (default: 5 s plus 1 s per million "
                  "elements)");
@@ -215,6 +218,9 @@ int main(int argc, char** argv) {
         throw ssd::ArgumentError("--dump", "'" + dump + "' exists and is not a directory");
     }
     o.check.isolation = ssd::parse_isolation(isolation);
+    if (invariance != "on" && invariance != "off")
+      throw ssd::ArgumentError("--invariance", "'" + invariance + "' is neither on nor off");
+    o.check.invariance = invariance == "on";
     if (app.count("--case-timeout"))
       o.check.case_timeout = ssd::parse_option_number("--case-timeout", case_timeout_text, 0, kMaxSeconds, true);
   } catch (const ssd::ArgumentError& e) {

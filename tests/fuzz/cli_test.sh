@@ -38,6 +38,7 @@ expect_usage_error "cases 0" "'--cases'" "${f[@]}" --cases 0
 expect_usage_error "cases exponent" "'--cases'" "${f[@]}" --cases 1e3
 expect_usage_error "cases sign" "'--cases'" "${f[@]}" --cases +5
 expect_usage_error "time and cases" "--cases" "${f[@]}" --time 1 --cases 1
+expect_usage_error "invariance word" "'--invariance'" "${f[@]}" --invariance maybe
 expect_usage_error "shard junk" "'--shard'" "${f[@]}" --shard 1x/2
 expect_usage_error "shard i = n" "'--shard'" "${f[@]}" --shard 2/2
 expect_usage_error "shard n = 0" "'--shard'" "${f[@]}" --shard 0/0
