@@ -74,7 +74,8 @@ RC_GTEST_PROP(Decode, MultiTokenRowIsChainedSteps, ()) {
     std::int64_t read = b;
     if (whole.state_batch_indices) {
       const std::int64_t column =
-          whole.num_accepted_tokens ? std::max<std::int64_t>(whole.num_accepted_tokens->at({b}) - 1, 0) : 0;
+          whole.num_accepted_tokens ? std::max<std::int64_t>(static_cast<std::int64_t>(whole.num_accepted_tokens->at({b})) - 1, 0)
+                                    : 0;
       read = entry(*whole.state_batch_indices, b, column);
     }
     padding[static_cast<std::size_t>(b)] = read < 0 || read == p.pad;
