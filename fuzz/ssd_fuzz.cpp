@@ -140,8 +140,8 @@ int main(int argc, char** argv) {
                  "process: kernel calls run in a worker process that a crash or hang cannot take down (default); "
                  "none: in this process");
   app.add_option("--invariance", invariance,
-                 "on: every decode case of more than one row also calls one row alone, which must match its part of "
-                 "the batch bit for bit, else VARIANT (default); off: values only");
+                 "on: a decode case of more than one row also calls one row alone, and a multi-token one its first k "
+                 "tokens, which must match their part of the whole bit for bit, else VARIANT (default); off: values only");
   app.add_option("--case-timeout", case_timeout_text,
                  "seconds a kernel call may run before it is TIMEOUT, in (0, 1e7] (default: 5 s plus 1 s per million "
                  "elements)");

@@ -209,16 +209,28 @@ std::optional<CallRecord> CaseChecker::call(const Problem& p, const InputSet& in
 CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
   const bool judged_within_bounds =
       j.verdict == Verdict::passed || j.verdict == Verdict::suspect || j.verdict == Verdict::mistrusted;
-  if (!options_.invariance || !judged_within_bounds || q.outputs.empty() || !invariance_applies(q.problem)) return j;
-  const std::optional<RowAlone> alone = row_alone(q.problem, q.inputs);
-  if (!alone) return j;  // every row padding: no row to call alone
-  std::string death;
-  const std::optional<CallRecord> single = call(alone->problem, alone->inputs, death);
+  if (!options_.invariance || !judged_within_bounds || q.outputs.empty()) return j;
   std::optional<std::string> why;
-  if (!single) why = "packing invariance: row " + std::to_string(alone->row) + " alone did not return (" + death + ")";
-  else if (single->status != CallStatus::ok)
-    why = "packing invariance: row " + std::to_string(alone->row) + " alone was refused (" + single->message + ")";
-  else why = invariance_violation(q.problem, q.inputs, *alone, q.outputs, single->outputs);
+  // A derived call that did not return ok: why, naming the relation and the call.
+  auto refused = [](const std::string& what, const std::optional<CallRecord>& record, const std::string& death) {
+    return what + (record ? " was refused (" + record->message + ")" : " did not return (" + death + ")");
+  };
+  if (invariance_applies(q.problem))
+    if (const std::optional<RowAlone> alone = row_alone(q.problem, q.inputs)) {  // none when every row is padding
+      std::string death;
+      const std::optional<CallRecord> single = call(alone->problem, alone->inputs, death);
+      if (!single || single->status != CallStatus::ok)
+        why = refused("packing invariance: row " + std::to_string(alone->row) + " alone", single, death);
+      else why = invariance_violation(q.problem, q.inputs, *alone, q.outputs, single->outputs);
+    }
+  if (!why && prefix_invariance_applies(q.problem)) {
+    const TokenPrefix prefix = token_prefix(q.problem, q.inputs);
+    std::string death;
+    const std::optional<CallRecord> cut = call(prefix.problem, prefix.inputs, death);
+    if (!cut || cut->status != CallStatus::ok)
+      why = refused("prefix invariance: the call cut to " + std::to_string(prefix.tokens) + " tokens", cut, death);
+    else why = prefix_violation(q.problem, q.inputs, prefix, q.outputs, cut->outputs);
+  }
   if (why) {
     j.verdict = Verdict::variant;
     j.message = j.message.empty() ? *why : j.message + "; " + *why;

@@ -1,4 +1,5 @@
-// Packing invariance of the decode step: the row alone against its part of the batch, byte for byte.
+// Packing and prefix invariance of the decode step: the row alone against its part of the batch, and
+// the first k tokens against the whole call, byte for byte.
 #include "ssd/harness/invariance.h"
 
 #include <algorithm>
@@ -17,6 +18,20 @@ Tensor row_of(const Tensor& t, std::int64_t b) {
   shape[0] = 1;
   const auto first = t.values().begin() + b * per_row;
   return Tensor(t.dtype(), shape, std::vector<double>(first, first + per_row));
+}
+
+// The first k of T tokens along axis 1 of a [Bt,T,...] tensor.
+Tensor first_tokens(const Tensor& t, std::int64_t k) {
+  Shape shape = t.shape();
+  const std::int64_t rows = shape[0], T = shape[1], inner = t.numel() / (rows * T);
+  shape[1] = k;
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(rows * k * inner));
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const auto first = t.values().begin() + b * T * inner;
+    values.insert(values.end(), first, first + k * inner);
+  }
+  return Tensor(t.dtype(), shape, std::move(values));
 }
 
 const RawTensor* find(const std::vector<RawTensor>& list, const std::string& name) {
@@ -93,6 +108,59 @@ std::optional<std::string> invariance_violation(const Problem& p, const InputSet
   for (std::int64_t w : plan.rows[static_cast<std::size_t>(alone.row)].writes)
     if (w >= 0)
       if (auto why = differs("state", w * per_slot, w * per_slot, per_slot)) return why;
+  return std::nullopt;
+}
+
+bool prefix_invariance_applies(const Problem& p) {
+  return p.op == Op::recurrent && p.tokens >= 2 && !p.varlen && !p.accepted;
+}
+
+TokenPrefix token_prefix(const Problem& p, const InputSet& inputs) {
+  TokenPrefix cut;
+  cut.tokens = 1 + static_cast<std::int64_t>(p.seed % static_cast<std::uint64_t>(p.tokens - 1));
+  cut.problem = p;
+  cut.problem.tokens = cut.tokens;
+  for (const auto& [name, t] : inputs.all()) {
+    const bool per_token = name == "x" || name == "dt" || name == "B" || name == "C" || name == "z" ||
+                           ((name == "state_batch_indices" || name == "dst_state_batch_indices") && t.rank() == 2);
+    cut.inputs.put(name, per_token ? first_tokens(t, cut.tokens) : t);
+  }
+  return cut;
+}
+
+std::optional<std::string> prefix_violation(const Problem& p, const InputSet& inputs, const TokenPrefix& prefix,
+                                            const std::vector<RawTensor>& whole, const std::vector<RawTensor>& cut) {
+  const RecurrentArgs args = bind_recurrent(p, inputs);
+  const DecodePlan plan = decode_plan(args, validate(args));
+  const std::int64_t T = p.tokens, k = prefix.tokens;
+  auto message = [&](const std::string& name, std::int64_t b, std::int64_t at) {
+    return "prefix invariance: the call cut to its first " + std::to_string(k) + " of " + std::to_string(T) +
+           " tokens differs from the whole call at row " + std::to_string(b) + ", " + name + " element " +
+           std::to_string(at) + " (flat, in the whole call's " + name + ")";
+  };
+  for (const char* name : {"out", "intermediate_states"}) {
+    const RawTensor* a = find(whole, name);
+    const RawTensor* c = find(cut, name);
+    if (a == nullptr || c == nullptr) continue;
+    const std::int64_t per_token = element_count(a->shape) / (p.b * T);
+    for (std::int64_t b = 0; b < p.b; ++b) {
+      if (plan.rows[static_cast<std::size_t>(b)].padding()) continue;  // its outputs are don't care
+      const std::int64_t i = first_difference(*a, b * T * per_token, *c, b * k * per_token, k * per_token);
+      if (i >= 0) return message(name, b, b * T * per_token + i);
+    }
+  }
+  // Slots stored after one of the first k tokens ([Bt,T] tables); with [Bt] tables the state is
+  // stored after the last token, which the two calls do not share.
+  const RawTensor* a = find(whole, "state");
+  const RawTensor* c = find(cut, "state");
+  if (!p.spec || a == nullptr || c == nullptr) return std::nullopt;
+  const std::int64_t per_slot = p.h * p.p * p.n;
+  for (std::int64_t b = 0; b < p.b; ++b)
+    for (std::int64_t t = 0; t < k; ++t)
+      if (const std::int64_t w = plan.rows[static_cast<std::size_t>(b)].writes[static_cast<std::size_t>(t)]; w >= 0) {
+        const std::int64_t i = first_difference(*a, w * per_slot, *c, w * per_slot, per_slot);
+        if (i >= 0) return message("state", b, w * per_slot + i);
+      }
   return std::nullopt;
 }
 

@@ -116,9 +116,10 @@ Outputs recurrent(const Problem& p, const InputSet& in, const Ctx& ctx) {
               state.set(((store * H + h) * P + pp) * N + n, static_cast<double>(stored));
             }
           }
-          // batch_dependent_sum: a kernel that picks its reduction by batch size (right to left for
-          // more than one row): within every bound, but a row's out then depends on its batch.
-          const bool reversed = ctx.has(Flaw::batch_dependent_sum) && d.batch > 1;
+          // shape_dependent_sum: a kernel that picks its reduction by the call's shape (right to left
+          // for more than one row or token per row): within every bound, but a row's out then
+          // depends on its batch, and a token's on how many tokens follow it.
+          const bool reversed = ctx.has(Flaw::shape_dependent_sum) && (d.batch > 1 || d.tokens > 1);
           float y = ctx.sum(N, [&](std::int64_t n) {
             const std::int64_t k = reversed ? N - 1 - n : n;
             return ctx.mul(h_new[static_cast<std::size_t>(k)], Cv[k]);

@@ -17,7 +17,8 @@ namespace ssd {
 // SUSPECT: every element within its bound, but an output's normwise error is far above an honest
 // kernel's random-walk rounding error (ssd/reference/suspicion.h); only a case that would pass.
 // VARIANT: within every bound, but a row's outputs differ bit for bit between the row in its batch
-// and the row alone (packing invariance of the decode step, ssd/harness/invariance.h).
+// and the row alone, or a call's first tokens between the whole call and the call cut to them
+// (packing and prefix invariance of the decode step, ssd/harness/invariance.h).
 enum class Verdict { passed, failed, mistrusted, skipped, invalid, crashed, timeout, suspect, variant };
 std::string_view verdict_name(Verdict v);  // "PASSED", "FAILED", ..., "CRASHED", "TIMEOUT", "SUSPECT", "VARIANT"
 // The verdicts that mean the kernel is wrong: FAILED, CRASHED, TIMEOUT, VARIANT. SUSPECT is not among them

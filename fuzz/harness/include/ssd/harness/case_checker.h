@@ -24,8 +24,9 @@ struct CheckOptions {
   // Seconds a call may run before its worker is killed (TIMEOUT); nullopt = default_case_timeout.
   // Only an isolated call can be stopped: in process there is no time limit.
   std::optional<double> case_timeout;
-  // Check the decode step's packing invariance too (ssd/harness/invariance.h): one more call per
-  // recurrent case of more than one row, whose row alone must match its part of the batch (VARIANT).
+  // Check the decode step's packing and prefix invariance too (ssd/harness/invariance.h): one more
+  // call per relation that applies (a row alone, the first k tokens), which must match its part of
+  // the whole bit for bit (VARIANT).
   bool invariance = true;
 };
 

@@ -57,7 +57,7 @@ enum class Flaw {
   state_rounded_each_token,  // the carried state rounded to its storage dtype after every token (mlx-lm #988, vLLM #13466)
   dst_ignored,            // the state stored to the read slots, dst_state_batch_indices ignored
   // Honest in every bound, but not packing-invariant (VARIANT):
-  batch_dependent_sum,    // recurrent: out's sum over n right to left when the call has more than one row
+  shape_dependent_sum,    // recurrent: out's sum over n right to left when the call has more than one row or token per row
 };
 
 std::string_view flaw_name(Flaw f);
@@ -71,7 +71,7 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::init_decay_from_chunk_start, Flaw::init_decay_step_short, Flaw::single_sequence_init_dropped,
     Flaw::has_initial_states_ignored, Flaw::entering_states_bf16, Flaw::tf32_undeclared, Flaw::state_sum_bf16,
     Flaw::softplus_bf16, Flaw::decay_cumsum_bf16, Flaw::pad_slot_wraps, Flaw::pad_token_stored,
-    Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored, Flaw::batch_dependent_sum};
+    Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored, Flaw::shape_dependent_sum};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;

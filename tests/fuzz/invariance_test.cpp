@@ -1,0 +1,64 @@
+// Packing and prefix invariance of the decode step (ssd/harness/invariance.h): the planted
+// shape_dependent_sum (out's sum over n right to left for more than one row or token) is inside
+// every bound, so only the relations catch it, each under its own name; the honest emulation keeps
+// both; and --invariance off (CheckOptions::invariance) judges values only.
+#include <gtest/gtest.h>
+
+#include "ssd/harness/case_checker.h"
+#include "ssd/harness/invariance.h"
+
+namespace {
+
+ssd::CaseJudgement check(const char* library, const char* problem, bool invariance = true) {
+  const auto lib = ssd::KernelLibrary::open(library);
+  ssd::CaseChecker checker(lib, ssd::CheckOptions{ssd::Isolation::none, std::nullopt, invariance});
+  return checker.check(ssd::parse_problem(problem));
+}
+
+// Two rows, one token: the row alone sums left to right, in the batch right to left.
+constexpr const char* kTwoRows = "recurrent:f32 b2 h2 p4 g1 n8 +softplus seed=3";
+// One row, two tokens: cut to its first token (k = 1 + 3 mod 1 = 1) the call sums left to right.
+constexpr const char* kTwoTokens = "recurrent:f32 b1 h2 p4 g1 n8 +softplus tokens=2 seed=3";
+
+TEST(Invariance, PackingCatchesARowThatDependsOnItsBatch) {
+  const ssd::CaseJudgement j = check("mutant-shape_dependent_sum", kTwoRows);
+  EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
+  EXPECT_NE(j.message.find("packing invariance: row 1 called alone"), std::string::npos) << j.message;
+  EXPECT_LT(j.max_r(), 1.0);  // inside every bound: the values alone would pass
+  EXPECT_TRUE(ssd::is_failure(j.verdict));
+}
+
+TEST(Invariance, PrefixCatchesATokenThatDependsOnLaterTokens) {
+  const ssd::CaseJudgement j = check("mutant-shape_dependent_sum", kTwoTokens);
+  EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
+  EXPECT_NE(j.message.find("prefix invariance: the call cut to its first 1 of 2 tokens"), std::string::npos)
+      << j.message;
+}
+
+TEST(Invariance, HonestEmulationKeepsBoth) {
+  for (const char* problem : {kTwoRows, kTwoTokens,
+                              "recurrent:bf16 b4 h2 p4 g2 n8 +softplus +Dhp +sbi +dst +spec +inter slots=25 tokens=3 "
+                              "pad=0 seed=9"})
+    for (const char* library : {"emulation", "emulation-blocked"}) {
+      const ssd::CaseJudgement j = check(library, problem);
+      EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
+    }
+}
+
+TEST(Invariance, OffJudgesValuesOnly) {
+  EXPECT_EQ(check("mutant-shape_dependent_sum", kTwoRows, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check("mutant-shape_dependent_sum", kTwoTokens, false).verdict, ssd::Verdict::passed);
+}
+
+TEST(Invariance, WhereTheRelationsApply) {
+  EXPECT_TRUE(ssd::invariance_applies(ssd::parse_problem(kTwoRows)));
+  EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem(kTwoTokens)));  // one row
+  EXPECT_TRUE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoTokens)));
+  EXPECT_FALSE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoRows)));  // one token
+  // A varlen call's rows are not slices along axis 0; accepted counts may point past a cut row.
+  EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
+  EXPECT_FALSE(ssd::prefix_invariance_applies(
+      ssd::parse_problem("recurrent:f32 b1 h1 p1 g1 n1 +sbi +spec +accepted slots=2 tokens=2 seed=1")));
+}
+
+}  // namespace
