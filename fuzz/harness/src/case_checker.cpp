@@ -20,6 +20,8 @@ struct CaseChecker::Queued {
   std::optional<CaseJudgement> settled;  // no call to make: SKIPPED, or INVALID with no tensors to hand over
   double seconds = 0;                    // spent building and sending it
   std::vector<RawTensor> outputs;        // the kernel's outputs, once judged (a call that returned ok)
+  // The worker's reply, taken early because a call outside the queue had to pass it (with_invariance).
+  std::optional<WorkerProcess::Outcome> received;
 };
 
 struct CaseChecker::Worker {
@@ -125,7 +127,7 @@ void CaseChecker::enqueue(const Problem& p) {
 void CaseChecker::drop_queued() {
   if (!worker_) return;
   for (const Queued& q : worker_->queued) {
-    if (q.settled) continue;
+    if (q.settled || q.received) continue;  // no reply outstanding
     try {
       worker_->process.receive();  // waited out, so that its end is not taken for the next call's
     } catch (const std::exception&) {
@@ -138,6 +140,7 @@ void CaseChecker::drop_queued() {
 CaseJudgement CaseChecker::judge(Queued& q) {
   if (q.settled) return *q.settled;
   auto finish = [&] {
+    if (q.received) return std::move(*q.received);
     return worker_ ? worker_->process.receive()
                    : WorkerProcess::Outcome{record_call(library_, q.problem, q.inputs, pool_.get()), {}};
   };
@@ -197,8 +200,11 @@ CaseJudgement CaseChecker::check(const Problem& given, const Problem* next) {
 }
 
 std::optional<CallRecord> CaseChecker::call(const Problem& p, const InputSet& inputs, std::string& death) {
-  drop_queued();
   if (!worker_) return record_call(library_, p, inputs, pool_.get());
+  // Replies come in the order of the calls: the queued cases' replies are taken (and kept for
+  // their turn) before this call's.
+  for (Queued& q : worker_->queued)
+    if (!q.settled && !q.received) q.received = worker_->process.receive();
   worker_->process.send(wire::Request{0, to_string(p), encode_inputs(inputs)},
                         options_.case_timeout.value_or(default_case_timeout(p)));
   WorkerProcess::Outcome outcome = worker_->process.receive();

@@ -68,8 +68,8 @@ class CaseChecker {
   void enqueue(const Problem& declared);
   CaseJudgement judge(Queued& queued);
   CaseJudgement with_invariance(const Queued& queued, CaseJudgement judgement);
-  // One call outside the queue (queued calls are dropped first): its record, or none and `death`
-  // saying how the call ended.
+  // One call outside the queue (the queued calls' replies are taken first and kept for their
+  // turn): its record, or none and `death` saying how the call ended.
   std::optional<CallRecord> call(const Problem& problem, const InputSet& inputs, std::string& death);
   void drop_queued();
   const KernelLibrary& library_;
