@@ -69,6 +69,16 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::row(std::int64_t i) const {
+  if (rank() == 0 || i < 0 || i >= shape_[0])
+    throw ArgumentError("row", std::to_string(i) + " is not a row of a tensor of shape " + shape_string(shape_));
+  Shape shape = shape_;
+  shape[0] = 1;
+  const std::int64_t per_row = numel() / shape_[0];
+  const auto first = values_.begin() + i * per_row;
+  return Tensor(dtype_, std::move(shape), std::vector<double>(first, first + per_row));
+}
+
 std::string index_string(const Shape& shape, std::int64_t flat) {
   std::vector<std::int64_t> index(shape.size());
   for (std::size_t axis = shape.size(); axis-- > 0;) {

@@ -41,15 +41,6 @@ Tensor token_of(const Tensor& t, std::int64_t token, const std::vector<std::int6
   return one;
 }
 
-// Row b of a tensor whose axis 0 is the row, as a tensor of one row.
-Tensor row_of(const Tensor& t, std::int64_t b) {
-  Shape shape = t.shape();
-  const std::int64_t per_row = t.numel() / shape[0];
-  shape[0] = 1;
-  const auto first = t.values().begin() + b * per_row;
-  return Tensor(t.dtype(), shape, std::vector<double>(first, first + per_row));
-}
-
 std::int64_t entry(const Tensor& table, std::int64_t b, std::int64_t column) {
   return static_cast<std::int64_t>(table.rank() == 2 ? table.at({b, column}) : table.at({b}));
 }
@@ -137,7 +128,7 @@ RC_GTEST_PROP(Decode, RowAloneEqualsRowInTheBatch, ()) {
   const Outputs batch = ssd::recurrent_chunked(whole);
   const std::int64_t b = *rc::gen::inRange<std::int64_t>(0, p.b);
   // Row b alone: its slices of every per-row tensor, the same state buffer and padding id.
-  auto row = [&](const Tensor* t) { return t ? row_of(*t, b) : Tensor(ssd::DType::f64, {0}); };
+  auto row = [&](const Tensor* t) { return t ? t->row(b) : Tensor(ssd::DType::f64, {0}); };
   const Tensor x = row(whole.x), dt = row(whole.dt), B = row(whole.B), C = row(whole.C), z = row(whole.z),
                read = row(whole.state_batch_indices), write = row(whole.dst_state_batch_indices),
                accepted = row(whole.num_accepted_tokens);

@@ -56,6 +56,18 @@ TEST(BadInputTensor, ReshapeToADifferentCount) {
   EXPECT_EQ(t.reshaped({3, 2}).shape(), (Shape{3, 2}));
 }
 
+TEST(BadInputTensor, RowOutsideAxisZero) {
+  // [3,2] holding 0..5: row 1 is [[2, 3]]; rows -1 and 3 do not exist, nor any row of a scalar.
+  const Tensor t(DType::f32, {3, 2}, {0, 1, 2, 3, 4, 5});
+  const Tensor r = t.row(1);
+  EXPECT_EQ(r.shape(), (Shape{1, 2}));
+  EXPECT_EQ(r.dtype(), DType::f32);
+  EXPECT_EQ(r.values(), (std::vector<double>{2, 3}));
+  expect_argument_error([&] { (void)t.row(3); }, {"row"});
+  expect_argument_error([&] { (void)t.row(-1); }, {"row"});
+  expect_argument_error([] { (void)Tensor(DType::f32, {}).row(0); }, {"row"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mamba2Fwd. Valid base: Bt = 1, S = 2, H = 2, P = 1, G = 1, N = 1, Q = 2.
 

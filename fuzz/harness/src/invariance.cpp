@@ -11,15 +11,6 @@
 namespace ssd {
 namespace {
 
-// Row b of a tensor whose axis 0 is the row, as a tensor of one row.
-Tensor row_of(const Tensor& t, std::int64_t b) {
-  Shape shape = t.shape();
-  const std::int64_t per_row = t.numel() / shape[0];
-  shape[0] = 1;
-  const auto first = t.values().begin() + b * per_row;
-  return Tensor(t.dtype(), shape, std::vector<double>(first, first + per_row));
-}
-
 // The first k of T tokens along axis 1 of a [Bt,T,...] tensor.
 Tensor first_tokens(const Tensor& t, std::int64_t k) {
   Shape shape = t.shape();
@@ -74,7 +65,7 @@ std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs) {
     const bool per_row = name == "x" || name == "dt" || name == "B" || name == "C" || name == "z" ||
                          name == "state_batch_indices" || name == "dst_state_batch_indices" ||
                          name == "num_accepted_tokens" || (name == "state" && !p.sbi);
-    alone.inputs.put(name, per_row ? row_of(t, *row) : t);
+    alone.inputs.put(name, per_row ? t.row(*row) : t);
   }
   return alone;
 }

@@ -44,6 +44,8 @@ class Tensor {
 
   // Same values, new shape with the same element count (throws otherwise).
   Tensor reshaped(Shape shape) const;
+  // Index `i` of axis 0 as a tensor of one such row, shape [1, ...] (throws outside 0..dim(0)-1).
+  Tensor row(std::int64_t i) const;
 
  private:
   DType dtype_ = DType::f64;
