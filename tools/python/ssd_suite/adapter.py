@@ -1,14 +1,17 @@
 """What the campaign accepts as an adapter, and how one case runs through it: a callable per op
 (a dict {op: fn}, or an object or module with one attribute per op name), called as
 fn(problem, inputs) -> {output name: array}; NotImplementedError means SKIPPED, any other
-exception a FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is."""
+exception a FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is.
+An adapter whose `f32_dots` is "tf32" declares that its library takes f32 operands into dot
+products as TF32: its cases of the ops with dot products are judged as `dots=tf32` problems."""
 import traceback
 
 from . import _capi
 from .arrays import inputs as make_inputs
-from .arrays import truth_handle
 from .judgement import Judgement, judge
-from .problem import op_names
+from .problem import Problem, op_names
+
+DOT_PRODUCT_OPS = ("mamba2", "chunk_coupling", "chunk_state", "chunk_scan")
 
 
 def adapter_name(adapter):
@@ -47,6 +50,23 @@ def _adapter_failure(problem, what, error):
     return Judgement("FAILED", problem, message=f"{what}: {type(error).__name__}: {error}{where}")
 
 
+def declared_f32_dots(adapter):
+    """"ieee" or "tf32": how the adapter says its library takes f32 operands into dot products."""
+    dots = getattr(adapter, "f32_dots", "ieee")
+    if dots not in ("ieee", "tf32"):
+        raise ValueError(f"adapter {adapter_name(adapter)}: f32_dots '{dots}' is neither 'ieee' nor 'tf32'")
+    return dots
+
+
+def as_declared(adapter, problem):
+    """The problem as the adapter's library is judged on it: with dots=tf32 where it declares TF32
+    dot products (ssd-fuzz does the same for a kernel library that declares them)."""
+    if is_library(adapter) or problem.op not in DOT_PRODUCT_OPS or declared_f32_dots(adapter) == "ieee":
+        return problem
+    text = str(problem)
+    return problem if "dots=" in text else Problem(text + " dots=tf32")
+
+
 def check_case(adapter, problem):
     """Runs one valid problem through the adapter and judges it; never raises for the adapter's
     sake (its errors become a FAILED judgement with the exception)."""
@@ -57,6 +77,7 @@ def run_case(adapter, problem):
     """check_case, also returning the adapter's outputs (None when it produced none, or for a
     kernel library, which judges inside the C API)."""
     fn = op_function(adapter, problem.op)
+    problem = as_declared(adapter, problem)
     if fn is None:
         return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)} does not implement {problem.op}"), None
     if is_library(adapter):
@@ -69,8 +90,7 @@ def run_case(adapter, problem):
         return Judgement("SKIPPED", problem, message=message), None
     except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
         return _adapter_failure(problem, "the adapter raised", e), None
-    truth = truth_handle(problem, case_inputs)
     try:
-        return judge(problem, outputs, truth=truth), outputs
+        return judge(problem, outputs, truth=case_inputs.truth()), outputs
     except (_capi.SsdArgumentError, TypeError, ValueError) as e:
         return _adapter_failure(problem, "the adapter's outputs", e), None

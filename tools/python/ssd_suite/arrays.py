@@ -54,6 +54,21 @@ class Inputs(dict):
         self.problem = problem
         self.dtypes = dtypes
         self._handle = handle  # the C inputs, reused by the oracle of the same case
+        self._truth = None
+
+    def truth(self):
+        """The case's oracle handle, computed once from the C inputs (never from these arrays, which
+        an adapter may have written to)."""
+        if self._truth is None:
+            self._truth = _capi.make("truth", "truth_compute", self.problem._handle.ptr, self._handle.ptr)
+        return self._truth
+
+    @property
+    def outputs(self):
+        """{output name: (contract dtype name, shape)}, in the op's order: what the contract asks
+        the kernel to produce (e.g. to pick a library's output dtype or allocate its outputs)."""
+        return {info.name.decode(): (_capi.dtype_name(info.dtype), tuple(info.shape[: info.rank]))
+                for info in _tensor_infos(self.truth(), "truth")}
 
 
 def _tensor_infos(handle, kind):
@@ -116,8 +131,9 @@ class OracleOutput:
 
 def truth_handle(problem, inputs_=None):
     problem = as_problem(problem)
-    given = inputs_._handle.ptr if isinstance(inputs_, Inputs) and inputs_.problem == problem else None
-    return _capi.make("truth", "truth_compute", problem._handle.ptr, given)
+    if isinstance(inputs_, Inputs) and inputs_.problem == problem:
+        return inputs_.truth()
+    return _capi.make("truth", "truth_compute", problem._handle.ptr, None)
 
 
 def oracle(problem):

@@ -1,0 +1,71 @@
+"""What the adapters of GPU libraries share: torch imported on first use (a missing torch, CUDA
+device or library makes every case SKIPPED, never a crashed campaign), a case's inputs as CUDA
+tensors in their contract storage dtypes, and the library's source folder put on sys.path."""
+import importlib
+import os
+import sys
+
+import numpy as np
+
+_TORCH_DTYPES = {"f32": "float32", "f16": "float16", "bf16": "bfloat16", "i32": "int32", "u8": "uint8"}
+
+
+def torch():
+    """The torch module with a CUDA device, or NotImplementedError (the case is SKIPPED)."""
+    try:
+        import torch as module
+    except ImportError as e:
+        raise NotImplementedError("torch is not installed") from e
+    if not module.cuda.is_available():
+        raise NotImplementedError("torch sees no CUDA device")
+    return module
+
+
+def torch_dtype(name):
+    """The torch dtype of a contract dtype name ("bf16" -> torch.bfloat16)."""
+    return getattr(torch(), _TORCH_DTYPES[name])
+
+
+def library(module, path_variable):
+    """Imports `module` (e.g. "mamba_ssm.ops.triton.ssd_combined"), first putting the folder named by
+    the environment variable `path_variable` (when set) at the front of sys.path; a library that is
+    not installed makes the case SKIPPED."""
+    folder = os.environ.get(path_variable)
+    if folder and folder not in sys.path:
+        if not os.path.isdir(folder):
+            raise NotImplementedError(f"{path_variable}={folder} is not a folder")
+        sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        where = f" (nor under {path_variable}={folder})" if folder else f" (set {path_variable} to its source folder)"
+        raise NotImplementedError(f"{module.split('.')[0]} is not importable{where}: {e}") from e
+
+
+def f32_dots_of_triton():
+    """How Triton's tl.dot takes f32 operands in this process: TF32 unless TRITON_F32_DEFAULT says
+    "ieee" (tf32x3 rounds less than TF32, so the TF32 bounds hold for it too)."""
+    return "ieee" if os.environ.get("TRITON_F32_DEFAULT", "").lower() == "ieee" else "tf32"
+
+
+class Tensors:
+    """A case's inputs as CUDA tensors on first use, each in its storage dtype (bf16 values arrive
+    as exact float32 and are narrowed without rounding); absent optional inputs are None."""
+
+    def __init__(self, inputs):
+        self._inputs = inputs
+        self._made = {}
+
+    def __contains__(self, name):
+        return name in self._inputs
+
+    def __getitem__(self, name):
+        if name not in self._inputs:
+            return None
+        if name not in self._made:
+            t = torch()
+            host = t.from_numpy(np.ascontiguousarray(self._inputs[name]))
+            self._made[name] = host.to(device="cuda").to(torch_dtype(self._inputs.dtypes[name]))
+        return self._made[name]
+
+    get = __getitem__
