@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the CUDA kernels (libssd-kernels-cuda.so and the fp32 libssd-kernels-cuda-reference.so), the
-# GPU tests, ssd-fuzz (with its worker), ssd-bench and ssd-suite, and bundles them with every shared
+# GPU tests, ssd-fuzz (with its worker), ssd-bench, ssd-suite and the C API (libssd-capi.so, for the
+# Python package: SSD_CAPI_LIBRARY=BUNDLE/libssd-capi.so), and bundles them with every shared
 # library `ldd` lists (all but glibc's) into one folder that runs on a GPU host without HDF5,
 # GoogleTest or RapidCheck installed. Prints the command that runs the tests there.
 #   bash tools/gpu-bundle.sh [BUNDLE_DIR]      (default: bundle/)
@@ -15,7 +16,8 @@ rm -rf "$bundle"
 mkdir -p "$bundle/lib"
 # ssd-fuzz and ssd-suite run the kernels in ssd-kernel-worker, which they find next to themselves.
 cp build/tests/gpu/ssd_gpu_tests build/fuzz/ssd-fuzz build/fuzz/ssd-kernel-worker build/tools/ssd-bench \
-   build/tools/ssd-suite build/kernels/libssd-kernels-cuda.so build/kernels/libssd-kernels-cuda-reference.so "$bundle/"
+   build/tools/ssd-suite build/tools/capi/libssd-capi.so build/kernels/libssd-kernels-cuda.so \
+   build/kernels/libssd-kernels-cuda-reference.so "$bundle/"
 # Every kernel library (the emulation and the planted bugs too, for ssd-suite), and the golden set.
 mkdir -p "$bundle/kernels" "$bundle/golden"
 cp build/kernels/*.so "$bundle/kernels/"
@@ -25,7 +27,7 @@ cp build/kernels/*.so "$bundle/kernels/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
 for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-kernel-worker" "$bundle/ssd-bench" \
-              "$bundle/ssd-suite" "$bundle/libssd-kernels-cuda.so"; do
+              "$bundle/ssd-suite" "$bundle/libssd-capi.so" "$bundle/libssd-kernels-cuda.so"; do
   ldd "$binary" | awk '/=> \// {print $3}' | while read -r lib; do
     case "$(basename "$lib")" in
       libc.so.*|libm.so.*|libpthread.so.*|libdl.so.*|librt.so.*|libresolv.so.*|ld-linux*) ;;

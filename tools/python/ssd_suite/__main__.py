@@ -16,6 +16,20 @@ def load_adapter(spec):
         raise ValueError(f"argument '--adapter': cannot load '{spec}': {e}") from None
 
 
+def read_problems(path):
+    """The problem strings of a file as ssd-fuzz --problems reads one: one per line, '#' comments."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise ValueError(f"argument '--problems': cannot read {path} ({e.strerror})") from None
+    problems = [line.split("#", 1)[0].strip() for line in lines]
+    problems = [p for p in problems if p]
+    if not problems:
+        raise ValueError(f"argument '--problems': {path} lists no problem")
+    return problems
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 -m ssd_suite")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -32,6 +46,9 @@ def main(argv=None):
     f.add_argument("--max-failures", type=int, default=1, help="failures per op before that op stops")
     f.add_argument("--large", type=float, default=0.05, help="fraction of cases with large shapes")
     f.add_argument("--problem", action="append", default=[], help="replay this problem string (repeatable)")
+    f.add_argument("--problems", help="replay the problem strings of this file (one per line, '#' comments), "
+                                      "e.g. golden/data/manifest.txt")
+    f.add_argument("--shrink-seconds", type=float, default=30.0, help="time to shrink each failure (0: none)")
     f.add_argument("--report", help="write a JSON report (ssd-fuzz's schema) to this file")
     f.add_argument("--dump", default="ssd-fuzz-failures", help="folder for failing cases' case files ('' = none)")
     args = parser.parse_args(argv)
@@ -44,10 +61,14 @@ def main(argv=None):
             adapter, prefix = KernelLibrary(args.kernels), f"python3 -m ssd_suite fuzz --kernels {args.kernels}"
         else:
             adapter, prefix = load_adapter(args.adapter), f"python3 -m ssd_suite fuzz --adapter {args.adapter}"
+        problems = args.problem + (read_problems(args.problems) if args.problems else [])
+        if args.shrink_seconds < 0 or args.shrink_seconds != args.shrink_seconds:
+            raise ValueError(f"argument '--shrink-seconds': {args.shrink_seconds} is not a number of seconds >= 0")
         result = ssd_suite.fuzz(adapter, ops=args.ops.split(",") if args.ops else None, time=args.time,
                                 cases=args.cases, seed=args.seed, shard=args.shard,
                                 dtypes=args.dtypes.split(",") if args.dtypes else None, large=args.large,
-                                max_failures=args.max_failures, problems=args.problem, repro_prefix=prefix,
+                                max_failures=args.max_failures, problems=problems, repro_prefix=prefix,
+                                shrink_seconds=args.shrink_seconds,
                                 report=args.report, dump=args.dump or None)
     except (ValueError, ssd_suite.SsdError) as e:
         print(f"ssd_suite: {e}", file=sys.stderr)

@@ -27,6 +27,7 @@ class OpTally:
         self.max_ratio = 0.0  # the largest statistical ratio of any output (SUSPECT above the threshold)
         self.seconds = 0.0
         self.r_decades = [0] * len(DECADES)  # judged cases (PASSED, FAILED, MISTRUSTED) by max r
+        self.skip_reasons = {}  # message of a SKIPPED case -> how many cases gave it
 
     def record(self, j, seconds):
         self.cases += 1
@@ -37,6 +38,8 @@ class OpTally:
             return
         if j.verdict == "VARIANT":
             self.failed += 1  # a failure whose outputs were judged within every bound
+        if j.verdict == "SKIPPED":
+            self.skip_reasons[j.message] = self.skip_reasons.get(j.message, 0) + 1
         if j.verdict in ("SKIPPED", "INVALID"):
             return
         self.not_finite += 1 if j.not_finite else 0
@@ -90,7 +93,10 @@ class FuzzResult:
         if not self.ops:
             return 3, "NOTHING TESTED: the adapter implements none of the selected ops"
         if untested:
-            return 3, "NOTHING TESTED for " + ", ".join(untested) + ": every case SKIPPED"
+            why = [max(self.tallies[op].skip_reasons.items(), key=lambda kv: kv[1])[0]
+                   for op in untested if self.tallies.get(op) and self.tallies[op].skip_reasons]
+            return 3, ("NOTHING TESTED for " + ", ".join(untested) + ": every case SKIPPED" +
+                       (f" (e.g. {why[0]})" if why and why[0] else ""))
         return 0, "no failures"
 
     @property
@@ -143,7 +149,8 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
          report=None, dump=None):
     """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
     exit_status is ssd-fuzz's. Stops after `cases` cases of this shard, else after `time` seconds
-    (default 60); `problems` replays given problem strings instead of generating cases; `report` names a
+    (default 60); `problems` replays given problem strings instead of generating cases (all of
+    them, unless `time` or `cases` is given); `report` names a
     JSON report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files."""
     out = out or sys.stdout
     shard = _parse_shard(shard)
@@ -151,8 +158,8 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         seed = _time.time_ns() & ((1 << 63) - 1)
     if cases is not None:
         time = None  # as ssd-fuzz: --time is ignored with --cases
-    elif time is None:
-        time = 60.0
+    elif time is None and not problems:
+        time = 60.0  # given problems all run unless a time is given
     replay = [p if isinstance(p, Problem) else Problem(p) for p in (problems or [])]
     requested = list(dict.fromkeys(p.op for p in replay)) if replay else ops
     result = FuzzResult()

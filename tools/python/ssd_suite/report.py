@@ -28,7 +28,8 @@ def _tally(t):
     return {"cases": t.cases, "PASSED": t.passed, "FAILED": t.failed, "MISTRUSTED": t.mistrusted,
             "CRASHED": t.crashed, "TIMEOUT": t.timeout, "VARIANT": t.variant, "SUSPECT": t.suspect, "SKIPPED": t.skipped, "INVALID": t.invalid,
             "not_finite": t.not_finite, "max_r": _number_or_inf(t.max_r), "max_ratio": _number_or_inf(t.max_ratio),
-            "seconds": t.seconds, "r_decades": dict(zip(DECADES, t.r_decades))}
+            "seconds": t.seconds, "r_decades": dict(zip(DECADES, t.r_decades)),
+            "skip_reasons": dict(sorted(t.skip_reasons.items(), key=lambda kv: -kv[1]))}
 
 
 def json_report(result, kernels, library, seed, shard, repro_prefix, op_order):
