@@ -135,3 +135,31 @@ def test_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "ssd_suite", "fuzz", "--adapter", "no_such_module:x", "--cases", "1"],
                          env=env, capture_output=True, text=True)
     assert bad.returncode == 2 and "argument '--adapter'" in bad.stderr
+
+
+def test_the_command_line_replays_a_problems_file(tmp_path):
+    listing = tmp_path / "problems.txt"
+    listing.write_text("# two cases\nchunk_cumsum:f32 b1 s16 h2 q8 seed=1\n\n"
+                       "recurrent:f32 b2 h2 p4 g1 n4 seed=1   # trailing comment\n")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    cmd = [sys.executable, "-m", "ssd_suite", "fuzz", "--adapter", "ssd_suite.adapters.numpy_ref", "--dump", ""]
+    done = subprocess.run(cmd + ["--problems", str(listing)], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 given problem(s)" in done.stdout and "| chunk_cumsum | 1 |" in done.stdout
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# nothing\n")
+    for path, why in ((empty, "lists no problem"), (tmp_path / "missing.txt", "cannot read")):
+        done = subprocess.run(cmd + ["--problems", str(path)], env=env, capture_output=True, text=True)
+        assert done.returncode == 2 and "argument '--problems'" in done.stderr and why in done.stderr, done.stderr
+
+
+def test_skip_reasons_reach_the_summary_and_the_report(tmp_path):
+    def declines(problem, inputs):
+        raise NotImplementedError("no kernel for q=" + str(problem.chunk_size))
+
+    report = tmp_path / "report.json"
+    result, text = run({"chunk_cumsum": declines}, problems=["chunk_cumsum:f32 b1 s16 h2 q8 seed=1"],
+                       report=str(report))
+    assert result.exit_status == 3 and "every case SKIPPED (e.g. " in text and "no kernel for q=8" in text
+    row = json.loads(report.read_text())["by_op_and_dtype"][0]
+    assert row["SKIPPED"] == 1 and list(row["skip_reasons"].values()) == [1]
