@@ -186,8 +186,13 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
   Bounds bounds;
   add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC + extra_chunks, bounds,
                    std::max(half_subnormal(d_entering), half_subnormal(dx)));
+  // In a packed batch (slack given) this row is one sequence and final_states its varlen state,
+  // which kernels build from the stored entering state of the sequence's last chunk plus that
+  // chunk's own part (mamba_ssm's and vLLM's chunk_state_varlen): the entering states' granted
+  // rounding to the state dtype reaches it, charged here on the whole shadow.
+  const double u_final = u_states + (slack ? conversion_roundoff(DType::f32, d_entering) : 0.0);
   bounds.add(make_bound(p, oracle.get("final_states"),
-                        {&final_S, &final_E, u_states, p.q + NC + extra_chunks, &final_F, half_subnormal(dx)}));
+                        {&final_S, &final_E, u_final, p.q + NC + extra_chunks, &final_F, half_subnormal(dx)}));
   return bounds;
 }
 

@@ -7,7 +7,10 @@ without it, torch or a CUDA device every case is SKIPPED. What mamba_ssm's inter
 Dot products: Triton's tl.dot takes f32 operands as TF32 unless TRITON_F32_DEFAULT=ieee, and the
 adapter declares exactly that (f32_dots), so f32 cases are judged with the bounds of the mode the
 kernels really ran in. MAMBA_DETERMINISTIC=1 (mamba_ssm's switch) skips autotuning per new shape."""
+import os
+
 from ._torch import Tensors, f32_dots_of_triton, library, torch_dtype
+from ._torch import torch as torch_module
 
 name = "mamba_ssm"
 PATH_VARIABLE = "SSD_MAMBA_SSM_PATH"
@@ -111,8 +114,14 @@ _SERVING = ("dst", "spec", "accepted", "nowrite", "inter", "varlen")
 
 def recurrent(problem, inputs):
     """SSDRecurrentFwd: selective_state_update, which updates the state in place (the state buffer
-    after the call is the contract's `state`). +tie passes A, dt, dt_bias and D as stride-0 views
-    along head_dim and d_state, as Mamba2 layers call it (its tie_hdim path)."""
+    after the call is the contract's `state`). +tie passes A, dt and dt_bias as stride-0 views
+    along head_dim and d_state, as Mamba2 layers call it (its tie_hdim path; D stays [H,P]).
+
+    Known bug (docs/external-kernels.md): at the commit judged, a call without dt_bias or without D
+    raises TypeError (`*(D.stride(0), D.stride(1)) if D is not None else 0` unpacks the int 0), and
+    tied A and dt without dt_bias raise AttributeError (tie_hdim reads dt_bias.stride). With
+    SSD_MAMBA_SSM_WORKAROUNDS=1 zeros stand in for an absent D and dt_bias (adding 0 is exact), so
+    that a campaign gets past it to what else the kernel does."""
     serving = [f for f in _SERVING if f in problem.flags]
     if serving or problem.values["tokens"] or problem.values["pad"] != -1:
         raise NotImplementedError("mamba_ssm's selective_state_update has no serving decode step "
@@ -125,7 +134,11 @@ def recurrent(problem, inputs):
         A = A[:, :1, :1].expand(h, p, n)
         dt = dt[:, :, :1].expand(dt.shape)
         dt_bias = dt_bias[:, :1].expand(h, p) if dt_bias is not None else None
-        D = D[:, :1].expand(h, p) if D is not None else None
+    if os.environ.get("SSD_MAMBA_SSM_WORKAROUNDS") == "1":
+        h, p = t["x"].shape[-2:]
+        zeros = torch_module().zeros((h, p), dtype=torch_dtype("f32"), device="cuda")
+        dt_bias = dt_bias if dt_bias is not None else (zeros[:, :1].expand(h, p) if "tie" in problem.flags else zeros)
+        D = D if D is not None else zeros
     update = library("mamba_ssm.ops.triton.selective_state_update", PATH_VARIABLE).selective_state_update
     out = update(state, t["x"], dt, A, t["B"], t["C"], D=D, z=t["z"], dt_bias=dt_bias,
                  dt_softplus="softplus" in problem.flags, state_batch_indices=t["state_batch_indices"])

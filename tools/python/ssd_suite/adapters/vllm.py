@@ -109,6 +109,12 @@ def mamba2(problem, inputs):
         # C's dtype. Asking for f32 states (a cache dtype vLLM's callers use) meets the contract: the
         # entering states are then kept finer than granted.
         state = "f32"
+    initial_dtype, state_or_c = inputs.dtypes.get("initial_states"), state or inputs.dtypes["C"]
+    if initial_dtype is not None and initial_dtype != state_or_c:
+        # Its chunk scan loads the entering state from initial_states or from the states, one pointer
+        # either way: Triton refuses to compile two pointer types (in vLLM both are the cache dtype).
+        raise NotImplementedError(f"vLLM's chunk scan needs initial_states in the state dtype ({state_or_c}), "
+                                  f"not {initial_dtype}: Triton rejects the kernel otherwise (docs/external-kernels.md)")
     x_shape = inputs["x"].shape  # [1,S,H,P]
     S = x_shape[1]
     if "varlen" in problem.flags:
@@ -215,7 +221,6 @@ def recurrent(problem, inputs):
         A = A[:, :1, :1].expand(h, p, n)
         dt = dt[:, :, :1].expand(dt.shape)
         dt_bias = dt_bias[:, :1].expand(h, p)
-        D = D[:, :1].expand(h, p)
     if "varlen" in problem.flags:
         cu_seqlens = _device_tensor(inputs["cu_seqlens"])
     elif tokens:
