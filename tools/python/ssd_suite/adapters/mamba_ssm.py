@@ -87,9 +87,13 @@ def chunk_coupling(problem, inputs):
 
 
 def chunk_state(problem, inputs):
+    """The states are stored straight into a tensor of the contract's dtype (its `states=`
+    argument): states_in_fp32=False would store them in B's dtype instead."""
     t = Tensors(inputs)
+    dtype, shape = inputs.outputs["states"]
+    states = torch_module().empty(shape, dtype=torch_dtype(dtype), device="cuda")
     states = _ops("ssd_chunk_state")._chunk_state_fwd(t["B"], t["x"], t["dt"], t["dA_cumsum"], seq_idx=t["seq_idx"],
-                                                      states_in_fp32=inputs.outputs["states"][0] == "f32")
+                                                      states=states)
     return {"states": states}
 
 
