@@ -68,7 +68,7 @@ def main(paths):
         judged = sum(r["cases"] - r["SKIPPED"] for r in c["rows"].values())
         rate = judged / c["seconds"] if c["seconds"] else 0.0
         print(f"| {library} | {mode} | {kind} | {judged} | {c['seconds']:.0f} | {rate:.2f} | "
-              f"{'; '.join(c['summaries'])} |")
+              f"{'; '.join(sorted(set(line.split(' (e.g.')[0] for line in c['summaries'])))} |")
     print("\nSKIPPED (library, op: cases, reason):\n")
     reasons = {}
     for (library, _mode, _kind), c in campaigns.items():

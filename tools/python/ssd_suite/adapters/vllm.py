@@ -24,10 +24,10 @@ Ops and their differences from the contract:
   return varlen_states rounded to C's dtype where the contract stores f32, so state_dtype=f32 is
   passed (the entering states then finer than the rounding to C's dtype the contract grants). A non-varlen problem is expressible only as one sequence (b=1, no seq=): cu_seqlens
   [0,S] and its chunks. chunk_size must be a power of two (vLLM asserts it).
-- the stage ops (chunk_cumsum, chunk_coupling, chunk_state, state_passing, chunk_scan): vLLM's
-  stage functions take the chunk-aligned varlen layout (no batch axis, cu_chunk_seqlens, a
-  per-chunk seq_idx) and the [nchunks,...] state layout, where the contract's stage ops are batched
-  on the global chunk grid with a per-token seq_idx (§3-§7): SKIPPED.
+- the stage ops (chunk_cumsum, chunk_coupling, chunk_state, state_passing, chunk_scan) are not
+  implemented: vLLM's stage functions take the chunk-aligned varlen layout (no batch axis,
+  cu_chunk_seqlens, a per-chunk seq_idx) and the [nchunks,...] state layout, where the contract's
+  stage ops are batched on the global chunk grid with a per-token seq_idx (§3-§7).
 - recurrent: selective_state_update, which updates the state buffer in place (the contract's `state`
   output is the whole buffer after the call, here a clone of the input) and writes `out` in place
   into a tensor allocated here. Multi-token rows (tokens=T) are passed packed, [Bt*T,...] with
@@ -158,20 +158,9 @@ def mamba2(problem, inputs):
     return _names(inputs, produced)
 
 
-def _stages(op):
-    def skipped(problem, inputs):
-        raise NotImplementedError(f"vLLM's {op} stage takes the chunk-aligned varlen layout (no batch axis, "
-                                  "cu_chunk_seqlens, per-chunk seq_idx), the contract's stage op the batched "
-                                  "global chunk grid (contract §3-§7)")
-    skipped.__name__ = op
-    return skipped
-
-
-chunk_cumsum = _stages("chunk_cumsum")
-chunk_coupling = _stages("chunk_coupling")
-chunk_state = _stages("chunk_state")
-state_passing = _stages("state_passing")
-chunk_scan = _stages("chunk_scan")
+# The stage ops (chunk_cumsum, chunk_coupling, chunk_state, state_passing, chunk_scan) are not
+# implemented: vLLM's stage functions take the chunk-aligned varlen layout (no batch axis,
+# cu_chunk_seqlens, a per-chunk seq_idx), the contract's the batched global chunk grid (§3-§7).
 
 
 def recurrent(problem, inputs):
