@@ -27,6 +27,7 @@ OpSpec chunk_scan() {
   s.name = "chunk_scan";
   s.benchmark_name = "SSDChunkScanFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.zxbcdt = {"z", "x", "C"};
   s.flags = {"D", "Dhp", "z", "seq", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "A_zero", "underflow", "dA_rise"};

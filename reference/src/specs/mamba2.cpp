@@ -63,6 +63,7 @@ OpSpec mamba2() {
   s.name = "mamba2";
   s.benchmark_name = "Mamba2Fwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.zxbcdt = {"z", "x", "B", "C", "dt"};
   s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq", "varlen", "state", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};

@@ -72,6 +72,7 @@ OpSpec recurrent() {
   s.name = "recurrent";
   s.benchmark_name = "SSDRecurrentFwd";
   s.dims = {'b', 'h', 'p', 'g', 'n'};
+  s.zxbcdt = {"z", "x", "B", "C", "dt"};
   s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "dst", "spec", "accepted",
              "nowrite", "inter", "pad"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
