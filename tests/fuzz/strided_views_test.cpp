@@ -2,9 +2,11 @@
 // strides say and poison in its gaps, reports a changed gap or view element by name, and the honest
 // emulation's outputs are bit for bit those of the contiguous layout of the same problem.
 #include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
 
 #include <cstring>
 
+#include "ssd/fuzz/generators.h"
 #include "ssd/harness/kernel_library.h"
 #include "ssd/harness/poison.h"
 #include "ssd/harness/runner.h"
@@ -117,6 +119,28 @@ TEST(StridedViews, EmulationIsBitIdenticalToTheContiguousLayout) {
       ++compared;
     }
   EXPECT_GT(compared, 50);
+}
+
+// The same over generated problems of every op (both layouts, +far where the batch allows).
+RC_GTEST_PROP(StridedViews, GeneratedCasesAreBitIdenticalAcrossLayouts, ()) {
+  static const ssd::KernelLibrary honest = ssd::KernelLibrary::open("emulation");
+  const ssd::Op op = *rc::gen::elementOf(std::vector<ssd::Op>(ssd::kAllOps.begin(), ssd::kAllOps.end()));
+  ssd::GenOptions o;
+  o.layouts = false;
+  ssd::Problem p = *ssd::gen_problem(op, o);
+  const ssd::Layout layout = *rc::gen::element(ssd::Layout::strided, ssd::Layout::zxbcdt);
+  ssd::Problem strided = p;
+  strided.layout = layout;
+  strided.far = p.b >= 2 && !p.varlen && *rc::gen::inRange(0, 4) == 0;
+  RC_PRE(!ssd::invalid_reason(strided));
+  RC_TAG(ssd::layout_name(layout));
+  const ssd::InputSet inputs = ssd::make_inputs(p);
+  const ssd::CallRecord a = ssd::record_call(honest, p, inputs), b = ssd::record_call(honest, strided, inputs);
+  RC_ASSERT(a.status == ssd::CallStatus::ok);
+  RC_ASSERT(b.status == ssd::CallStatus::ok);
+  RC_ASSERT(b.damage.empty());
+  RC_ASSERT(a.outputs.size() == b.outputs.size());
+  for (std::size_t i = 0; i < a.outputs.size(); ++i) RC_ASSERT(a.outputs[i].bytes == b.outputs[i].bytes);
 }
 
 TEST(StridedViews, FarViewsAreReadPast2To31) {
