@@ -66,6 +66,7 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
           contents.push_back(&*it);
           min_bytes_ += it->bytes.size();
         }
+    if (views.empty()) continue;  // none of its views was given: nothing to allocate
     view_buffers_.push_back(std::make_unique<ViewBuffer>(*pool, buffer, std::move(views), contents));
   }
   for (RawTensor& t : inputs) {
