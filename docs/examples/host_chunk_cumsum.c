@@ -17,7 +17,7 @@ static ssd_status fail(ssd_status status, const char* argument, const char* what
   return status;
 }
 
-/* Element i of a contiguous f32 or bf16 tensor, as a float. */
+/* The element at offset i (in elements, through the view's strides) of an f32 or bf16 tensor, as a float. */
 static float load(const ssd_tensor* t, int64_t i) {
   if (t->dtype == SSD_DTYPE_F32) return ((const float*)t->data)[i];
   uint32_t bits = (uint32_t)((const uint16_t*)t->data)[i] << 16; /* bf16 is the top half of an f32 */
@@ -41,7 +41,7 @@ static ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* a) {
     return fail(SSD_STATUS_INVALID_ARGUMENT, "dt_bias", "expected [H]");
   if (!(a->dt_limit_lo <= a->dt_limit_hi)) return fail(SSD_STATUS_INVALID_ARGUMENT, "dt_limit", "needs lo <= hi");
   const int64_t chunks = (seqlen + q - 1) / q;
-  float* dA = (float*)a->dA_cumsum.data;
+  float* dA = (float*)a->dA_cumsum.data; /* outputs are always contiguous row-major */
   float* dt_out = (float*)a->dt_out.data;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
@@ -51,12 +51,13 @@ static ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* a) {
           const int64_t t = c * q + i, at = ((b * heads + h) * chunks + c) * q + i;
           float step = 0.0f; /* the padded tail (t >= S) has dt' = 0: the cumsum stays flat */
           if (t < seqlen) {
-            float v = load(&a->dt, (b * seqlen + t) * heads + h);
-            if (a->dt_bias.data != NULL) v += load(&a->dt_bias, h);
+            /* Inputs may be strided views (kernel ABI version 5): every offset goes through the strides. */
+            float v = load(&a->dt, b * a->dt.strides[0] + t * a->dt.strides[1] + h * a->dt.strides[2]);
+            if (a->dt_bias.data != NULL) v += load(&a->dt_bias, h * a->dt_bias.strides[0]);
             if (a->dt_softplus && v <= 20.0f) v = log1pf(expf(v));
             step = fminf(fmaxf(v, (float)a->dt_limit_lo), (float)a->dt_limit_hi);
           }
-          sum += load(&a->A, h) * step;
+          sum += load(&a->A, h * a->A.strides[0]) * step;
           dt_out[at] = step;
           dA[at] = sum;
         }

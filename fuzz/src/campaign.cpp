@@ -27,6 +27,8 @@ GenOptions options_for(const CampaignOptions& o, std::int64_t k) {
   const double u = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 17)) >> 11) * 0x1p-53;
   GenOptions g = campaign_gen_options(u < o.large_fraction);
   g.dtypes = o.dtypes;
+  const double far = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 53)) >> 11) * 0x1p-53;
+  g.far = far < o.far_fraction;
   return g;
 }
 

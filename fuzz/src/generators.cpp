@@ -71,6 +71,22 @@ rc::Gen<SeqSpec> gen_seq_runs(std::int64_t seqlen, std::int64_t chunk, bool padd
   });
 }
 
+namespace {
+
+// layout=zxbcdt keeps its views in one buffer of x's dtype: the other views' dtypes made x's.
+void one_projection_dtype(Problem& p) {
+  const OpSpec& spec = op_spec(p.op);
+  const DType x = role_dtype(p, "x");
+  for (std::string_view name : spec.zxbcdt) {
+    const InputRole& role = *spec.input(name);
+    if (role.present && !role.present(p)) continue;
+    if ((role.follows_primary ? p.dtype : role.fixed) == x) p.dtypes.erase(std::string(name));
+    else p.dtypes[std::string(name)] = x;
+  }
+}
+
+}  // namespace
+
 rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
   // Fixed size: the limits are already small, and the corner weighting above is explicit; letting
   // RapidCheck's growing size scale the ranges would make the first cases almost all S = 1.
@@ -181,6 +197,15 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
       if (!roles.empty()) p.dtypes[*gen::elementOf(roles)] = pick_dtype();
     }
     if (spec.takes_flag("out") && *gen::inRange(0, 3) == 0) p.dtypes["out"] = pick_dtype();
+    // Strided input views a tenth of the time (the draw shrinks to contiguous), every case with
+    // o.far where the batch allows it.
+    const bool far = o.far && p.b >= 2 && !p.varlen;
+    if ((o.layouts && *gen::inRange(0, 10) == 9) || far) {
+      const bool zxbcdt = !spec.zxbcdt.empty() && (p.op != Op::recurrent || p.tie) && *gen::arbitrary<bool>();
+      p.layout = zxbcdt ? Layout::zxbcdt : Layout::strided;
+      if (zxbcdt) one_projection_dtype(p);
+      p.far = far;
+    }
     p.seed = *gen::inRange<std::uint64_t>(0, 1u << 20);
     // The generator builds only valid cases; an invalid one is a bug here, not a finding.
     if (auto why = invalid_reason(p)) throw std::logic_error("gen_problem built an invalid case: " + *why);

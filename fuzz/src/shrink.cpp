@@ -43,7 +43,11 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
     change(c);
     offer(std::move(c));
   };
-  // Tokens first: each makes the case simpler without making it smaller.
+  // Tokens first: each makes the case simpler without making it smaller. The layout first of all
+  // (a failure that stays with contiguous inputs is not about strides), then +far alone.
+  without([](Problem& c) { c.layout = Layout::contiguous, c.far = false; });
+  without([](Problem& c) { c.far = false; });
+  if (p.layout == Layout::zxbcdt) without([](Problem& c) { c.layout = Layout::strided; });
   without([](Problem& c) { c.dt_bias = false; });
   without([](Problem& c) { c.softplus = false; });
   without([](Problem& c) { c.z = false; });

@@ -1,6 +1,7 @@
 // Reading and writing kernel-ABI calls through the op's AbiBinding.
 #include "ssd/reference/abi_call.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -23,6 +24,8 @@ std::uint32_t AbiBinding::version_needed(const Problem& p) const {
   }
   for (const AbiScalarField& f : scalars)
     if (f.since > needed && f.get(p) != f.get(plain)) needed = f.since;
+  // Strided input views: only a library that reads every view's strides is sent them.
+  if (p.layout != Layout::contiguous) needed = std::max<std::uint32_t>(needed, kStridedViewsVersion);
   return needed;
 }
 

@@ -1,10 +1,11 @@
 // Tensor <-> kernel-ABI bytes and host views: native dtype encodings (f32, f16 and bf16 bit
-// patterns, i32), contiguous row-major layout.
+// patterns, i32); input views of any strides, outputs contiguous row-major.
 #include "ssd/reference/abi_views.h"
 
 #include <cstring>
 
 #include "ssd/reference/errors.h"
+#include "ssd/reference/layout.h"
 
 namespace ssd {
 
@@ -71,14 +72,19 @@ namespace {
 Shape view_shape(const ssd_tensor& view, const char* op, const char* name) {
   if (view.rank < 0 || view.rank > SSD_MAX_RANK) throw ArgumentError(op, name, "rank " + std::to_string(view.rank) + " out of range");
   Shape shape(view.shape, view.shape + view.rank);
+  for (std::int64_t extent : shape)
+    if (extent < 0) throw ArgumentError(op, name, "negative extent");
+  return shape;
+}
+
+// An output is written densely: its strides must be row-major.
+void require_contiguous(const ssd_tensor& view, const Shape& shape, const char* op, const char* name) {
   std::int64_t stride = 1;
   for (int axis = view.rank - 1; axis >= 0; --axis) {
-    if (view.shape[axis] < 0) throw ArgumentError(op, name, "negative extent");
     if (view.shape[axis] > 1 && view.strides[axis] != stride)
-      throw ArgumentError(op, name, "strides are not contiguous row-major");
-    stride *= view.shape[axis];
+      throw ArgumentError(op, name, "output strides are not contiguous row-major");
+    stride *= shape[static_cast<std::size_t>(axis)];
   }
-  return shape;
 }
 
 }  // namespace
@@ -86,12 +92,32 @@ Shape view_shape(const ssd_tensor& view, const char* op, const char* name) {
 Tensor tensor_from_view(const ssd_tensor& view, const char* op, const char* name) {
   const DType dtype = from_abi_dtype(view.dtype);
   const Shape shape = view_shape(view, op, name);
-  if (view.data == nullptr && element_count(shape) > 0) throw ArgumentError(op, name, "data is NULL");
-  return decode(dtype, shape, view.data);
+  const std::int64_t count = element_count(shape);
+  if (view.data == nullptr && count > 0) throw ArgumentError(op, name, "data is NULL");
+  const std::vector<std::int64_t> strides(view.strides, view.strides + view.rank);
+  if (count == 0 || is_contiguous(shape, strides)) return decode(dtype, shape, view.data);
+  // Any other strides (padded pitches, 0 along an expanded axis, offsets past 2^31): gathered
+  // element by element, offsets in int64, into a dense tensor.
+  const std::size_t width = dtype_bytes(dtype);
+  std::vector<std::uint8_t> dense(static_cast<std::size_t>(count) * width);
+  const auto* base = static_cast<const std::uint8_t*>(view.data);
+  std::vector<std::int64_t> index(shape.size(), 0);
+  std::int64_t offset = 0;
+  for (std::int64_t e = 0; e < count; ++e) {
+    std::memcpy(dense.data() + static_cast<std::size_t>(e) * width, base + offset * static_cast<std::int64_t>(width), width);
+    for (std::size_t axis = shape.size(); axis-- > 0;) {  // the next index, row-major
+      offset += strides[axis];
+      if (++index[axis] < shape[axis]) break;
+      offset -= strides[axis] * shape[axis];
+      index[axis] = 0;
+    }
+  }
+  return decode(dtype, shape, dense.data());
 }
 
 void write_view(const ssd_tensor& view, const Tensor& values, const char* op, const char* name) {
   const Shape shape = view_shape(view, op, name);
+  require_contiguous(view, shape, op, name);
   if (view.data == nullptr) throw ArgumentError(op, name, "output data is NULL");
   if (shape != values.shape())
     throw ArgumentError(op, name, "output shape " + shape_string(shape) + ", expected " + shape_string(values.shape()));

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ssd/reference/errors.h"
+#include "ssd/reference/layout.h"
 #include "specs/specs.h"
 
 namespace ssd {
@@ -100,6 +101,7 @@ std::optional<std::string> invalid_reason(const Problem& p) {
   }
   if (auto it = p.dtypes.find("out"); it != p.dtypes.end() && (!is_float(it->second) || it->second == DType::f64))
     return "out must be f32, f16 or bf16";
+  if (auto why = layout_reason(p)) return why;
   if (spec.invalid_reason)
     if (auto why = spec.invalid_reason(p)) return why;
   // Tensors are indexed by int64: a case whose element counts overflow it cannot exist. (A case

@@ -181,6 +181,15 @@ std::optional<std::string> size_reason(const Problem& p, std::int64_t max_bytes)
 }
 
 
+std::string_view layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::zxbcdt: return "zxbcdt";
+    case Layout::strided: return "strided";
+    case Layout::contiguous: break;
+  }
+  return "contiguous";
+}
+
 // The names live in the OpSpecs.
 std::string_view op_name(Op op) { return op_spec(op).name; }
 
@@ -227,10 +236,12 @@ std::string to_string(const Problem& p) {
   if (p.nowrite) s << " +nowrite";
   if (p.inter) s << " +inter";
   if (p.varlen) s << " +varlen";
+  if (p.far) s << " +far";
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
   if (p.sbi) s << " slots=" << p.slots;
   if (p.tokens > 0) s << " tokens=" << p.tokens;
   if (p.pad != -1) s << " pad=" << p.pad;
+  if (p.layout != Layout::contiguous) s << " layout=" << layout_name(p.layout);
   for (const auto& role : spec.inputs)
     if (auto it = p.dtypes.find(role.name); it != p.dtypes.end()) s << ' ' << role.name << '=' << dtype_name(it->second);
   if (spec.takes_flag("state"))
@@ -282,7 +293,7 @@ Problem parse_problem(std::string_view text) {
     if (t[0] == '+') {
       const std::string_view flag = t.substr(1);
       once(t, concat({"+", flag == "Dhp" ? std::string_view("D") : flag}));
-      flag_allowed(t, flag);
+      if (flag != "far") flag_allowed(t, flag);  // +far: every op (a property of the layout)
       if (flag == "dt_bias") p.dt_bias = true;
       else if (flag == "softplus") p.softplus = true;
       else if (flag == "D") p.D = DMode::per_head;
@@ -298,6 +309,7 @@ Problem parse_problem(std::string_view text) {
       else if (flag == "nowrite") p.nowrite = true;
       else if (flag == "inter") p.inter = true;
       else if (flag == "varlen") p.varlen = true;
+      else if (flag == "far") p.far = true;
       else bad_token(t, "unknown flag");
       continue;
     }
@@ -338,6 +350,16 @@ Problem parse_problem(std::string_view text) {
       flag_allowed(t, "pad");
       p.pad = parse_integer(t, value);
       if (p.pad < -1) bad_token(t, "pad must be -1 or a slot id");
+    } else if (key == "layout") {
+      if (value == "contiguous") p.layout = Layout::contiguous;
+      else if (value == "strided") p.layout = Layout::strided;
+      else if (value == "zxbcdt") {
+        if (spec.zxbcdt.empty())
+          bad_token(t, std::string(spec.name) + " takes no zxbcdt views (only mamba2, recurrent, chunk_state and chunk_scan do)");
+        p.layout = Layout::zxbcdt;
+      } else {
+        bad_token(t, "expected layout=contiguous, layout=zxbcdt or layout=strided");
+      }
     } else if (key == "dots") {
       flag_allowed(t, "dots");
       if (value == "tf32") p.dots = DotPrecision::tf32;

@@ -54,6 +54,8 @@ expect_usage_error "max-failures 2^31" "'--max-failures'" "${f[@]}" --max-failur
 expect_usage_error "large above 1" "'--large'" "${f[@]}" --large 1.5
 expect_usage_error "large nan" "'--large'" "${f[@]}" --large nan
 expect_usage_error "huge negative" "'--huge'" "${f[@]}" --huge -0.1
+expect_usage_error "far above 1" "'--far'" "${f[@]}" --far 2
+expect_usage_error "layout an op lacks" "chunk_cumsum takes no zxbcdt views" "${f[@]}" --problem "chunk_cumsum:f32 b1 s4 h1 q2 layout=zxbcdt seed=1"
 expect_usage_error "max-case-gib 0" "'--max-case-gib'" "${f[@]}" --max-case-gib 0
 expect_usage_error "max-case-gib nan" "'--max-case-gib'" "${f[@]}" --max-case-gib nan
 expect_usage_error "huge over the given limit" "'--max-case-gib'" "${f[@]}" --huge 0.5 --max-case-gib 1

@@ -67,8 +67,8 @@ std::vector<ssd::Problem> golden_problems() {
 }
 
 // The contract extensions the CUDA library answers UNSUPPORTED (gpu/src/mamba2.cu): a packed
-// varlen batch and a state dtype; and the serving decode step of kernel ABI version 4, which the
-// library (version 3) is never sent. Such a case must come back SKIPPED, never computed without them.
+// varlen batch and a state dtype; and the serving decode step of kernel ABI version 4 and the
+// strided input views of version 5, which the library (version 3) is never sent. Such a case must come back SKIPPED, never computed without them.
 bool declined_by_cuda(const ssd::Problem& p) {
   return p.varlen || (ssd::op_spec(p.op).takes_flag("state") && p.dtypes.contains("state")) ||
          ssd::op_spec(p.op).abi.version_needed(p) > 3;
@@ -121,6 +121,21 @@ TEST(Gpu, RepeatedRunsAreBitIdentical) {
       ASSERT_EQ(b.status, ssd::KernelRun::Status::ok) << ssd::to_string(p) << ": " << b.message;
       for (const ssd::Output& o : a.outputs.all())
         EXPECT_EQ(ssd::encode(o.value), ssd::encode(b.outputs.get(o.name).value)) << ssd::to_string(p) << " " << o.name;
+    }
+}
+
+// Strided input views (layout=, kernel ABI version 5) are never sent to this version-3 library;
+// called directly with them, every op answers UNSUPPORTED (SKIPPED), never INVALID_ARGUMENT.
+TEST(Gpu, StridedViewsAreUnsupported) {
+  for (ssd::Op op : ssd::kAllOps)
+    for (ssd::Problem p : ssd::op_spec(op).smoke()) {
+      if (p.layout == ssd::Layout::contiguous) p.layout = ssd::Layout::strided;
+      if (p.far) continue;  // 4 to 8 GiB of device memory per view buffer: not for a smoke run
+      if (ssd::invalid_reason(p)) continue;
+      const ssd::PreparedCall call(gpu(), p, ssd::make_inputs(p));
+      const ssd_status status = call.invoke();
+      if (gpu().table().device_synchronize) gpu().table().device_synchronize();
+      EXPECT_EQ(status, SSD_STATUS_UNSUPPORTED) << ssd::to_string(p);
     }
 }
 

@@ -54,7 +54,23 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
     pool = own_pool_.get();
   }
   const OpSpec& spec = op_spec(p.op);
+  const InputLayout layout = input_layout(p);
+  for (const LayoutBuffer& buffer : layout.buffers) {
+    std::vector<Placement> views;
+    std::vector<const RawTensor*> contents;
+    for (const Placement& v : layout.placements)
+      if (v.buffer == buffer.name)
+        if (auto it = std::find_if(inputs.begin(), inputs.end(), [&](const RawTensor& t) { return t.name == v.role; });
+            it != inputs.end()) {
+          views.push_back(v);
+          contents.push_back(&*it);
+          min_bytes_ += it->bytes.size();
+        }
+    if (views.empty()) continue;  // none of its views was given: nothing to allocate
+    view_buffers_.push_back(std::make_unique<ViewBuffer>(*pool, buffer, std::move(views), contents));
+  }
   for (RawTensor& t : inputs) {
+    if (layout.find(t.name)) continue;  // a view in a ViewBuffer
     // A role that is also an output is a state updated in place: read and written.
     const bool in_place = spec.outputs.end() != std::find_if(spec.outputs.begin(), spec.outputs.end(),
                                                              [&](const OutputRole& r) { return r.name == t.name; });
@@ -71,6 +87,8 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
     if (buffers_.count(role.name)) outputs_.push_back(role.name);
   for (const AbiTensorField& field : spec.abi.tensors)
     if (auto it = buffers_.find(std::string(field.role)); it != buffers_.end()) args_.set_tensor(field.role, it->second->view());
+  for (const auto& buffer : view_buffers_)
+    for (const Placement& v : buffer->views()) args_.set_tensor(v.role, buffer->view(v.role));
   args_.set_scalars(p);
 }
 
@@ -80,7 +98,10 @@ bool PreparedCall::is_output(const std::string& name) const {
 
 ssd_tensor PreparedCall::operator[](const std::string& name) const {
   auto it = buffers_.find(name);
-  return it == buffers_.end() ? ssd_tensor{} : it->second->view();
+  if (it != buffers_.end()) return it->second->view();
+  for (const auto& buffer : view_buffers_)
+    if (ssd_tensor v = buffer->view(name); v.data != nullptr) return v;
+  return ssd_tensor{};
 }
 
 ssd_status PreparedCall::invoke(void* stream) const {
@@ -109,6 +130,8 @@ PreparedCall::Inspection PreparedCall::inspect() const {
       result.damage.push_back(std::move(change));
     }
   }
+  for (const auto& buffer : view_buffers_)
+    for (std::string& d : buffer->damage()) result.damage.push_back(std::move(d));
   for (const std::string& name : outputs_) result.outputs.push_back(std::move(raw.at(name)));
   return result;
 }

@@ -41,6 +41,8 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::accepted_index_unbounded: return "accepted_index_unbounded";
     case Flaw::state_rounded_each_token: return "state_rounded_each_token";
     case Flaw::dst_ignored: return "dst_ignored";
+    case Flaw::strides_ignored: return "strides_ignored";
+    case Flaw::offsets_int32: return "offsets_int32";
     case Flaw::shape_dependent_sum: return "shape_dependent_sum";
   }
   return "unknown";

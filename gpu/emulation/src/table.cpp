@@ -7,6 +7,7 @@
 
 #include "ssd/reference/abi_call.h"
 #include "ssd/reference/errors.h"
+#include "view_flaws.h"
 
 namespace ssd {
 namespace {
@@ -18,7 +19,8 @@ EmulationOptions variant;
 
 ssd_status run(Op op, const void* args) {
   try {
-    const AbiArgs call(op, args);
+    AbiArgs call(op, args);
+    apply_view_flaw(variant.flaw, call);
     const DecodedCall decoded = decode_call(call);
     write_outputs(call, emulate(decoded.problem, decoded.inputs, variant));
     return SSD_STATUS_OK;

@@ -20,9 +20,12 @@ extern "C" {
  * judged as IEEE (the runner reads the field only from version-2 tables). Version 3 appends the
  * packed varlen batch and the state dtype to ssd_mamba2_args; version 4 appends the serving decode
  * step (multi-token rows, write slots, speculative decoding, padding id, intermediate states) to
- * ssd_recurrent_args. A library of an older version is never sent a case that uses them
- * (SKIPPED), and is called with the struct it knows. */
-#define SSD_KERNEL_ABI_VERSION 4
+ * ssd_recurrent_args. Version 5 changes no struct: a version-5 library reads the strides of every
+ * input view (it takes them, or answers SSD_STATUS_UNSUPPORTED), so the runner sends it strided
+ * views (zxbcdt splits, padded pitches, stride 0, offsets past 2^31 elements). A library of an
+ * older version is never sent a case that uses them (SKIPPED), and is called with the struct it
+ * knows. */
+#define SSD_KERNEL_ABI_VERSION 5
 #define SSD_KERNEL_ABI_OLDEST_VERSION 1
 #define SSD_KERNEL_TABLE_SYMBOL "ssd_get_kernel_table"
 #define SSD_MAX_RANK 6
@@ -41,8 +44,10 @@ typedef enum {
 } ssd_status;
 
 /* A strided tensor view. data == NULL means the (optional) argument is absent. Strides are in
- * elements, not bytes; the caller passes contiguous row-major tensors unless a test says
- * otherwise, so a kernel may reject other strides with SSD_STATUS_UNSUPPORTED. */
+ * elements, not bytes, and may be anything an input view can have (padded pitches, 0 along an
+ * expanded axis, offsets past 2^31 elements): from version 5 the runner sends such input views
+ * (outputs stay contiguous row-major), and a kernel that takes only some strides answers the
+ * others with SSD_STATUS_UNSUPPORTED (SKIPPED), never INVALID_ARGUMENT. */
 typedef struct {
   void* data;
   int32_t dtype; /* ssd_dtype */

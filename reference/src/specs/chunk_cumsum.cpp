@@ -60,6 +60,8 @@ OpSpec chunk_cumsum() {
         "chunk_cumsum:f32 b1 s5 h2 q16 +softplus limit=0.05,0.5 seed=4",
         "chunk_cumsum:f32 b1 s1 h1 q4 seed=5",
         "chunk_cumsum:bf16 b1 s30 h2 q7 +dt_bias limit=-0.1,0.2 A=bf16 seed=6",
+        "chunk_cumsum:bf16 b2 s37 h3 q16 +dt_bias +softplus layout=strided seed=7",
+        "chunk_cumsum:bf16 b2 s20 h2 q8 +softplus +far layout=strided seed=8",
     });
   };
   s.workloads = [] {

@@ -27,6 +27,7 @@ OpSpec chunk_scan() {
   s.name = "chunk_scan";
   s.benchmark_name = "SSDChunkScanFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.zxbcdt = {"z", "x", "C"};
   s.flags = {"D", "Dhp", "z", "seq", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "A_zero", "underflow", "dA_rise"};
@@ -77,6 +78,7 @@ OpSpec chunk_scan() {
   s.smoke = [] {
     return parse_all({
         "chunk_scan:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
+        "chunk_scan:f16 b2 s37 h4 p8 g2 n8 q16 +D +z layout=zxbcdt seed=9",
         "chunk_scan:f16 b2 s37 h4 p8 g2 n8 q16 +D +z seed=2",
         "chunk_scan:bf16 b2 s37 h4 p8 g4 n8 q16 +Dhp +z seq=rand seed=3",
         "chunk_scan:bf16 b1 s40 h2 p4 g1 n8 q8 +D seq=0:8,9,7,-16 seed=4",

@@ -23,6 +23,7 @@ OpSpec chunk_state() {
   s.name = "chunk_state";
   s.benchmark_name = "SSDChunkStateFwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.zxbcdt = {"x", "B"};
   s.flags = {"seq", "out", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "A_zero", "underflow", "dA_rise"};

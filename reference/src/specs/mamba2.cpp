@@ -63,6 +63,7 @@ OpSpec mamba2() {
   s.name = "mamba2";
   s.benchmark_name = "Mamba2Fwd";
   s.dims = {'b', 's', 'h', 'p', 'g', 'n', 'q'};
+  s.zxbcdt = {"z", "x", "B", "C", "dt"};
   s.flags = {"dt_bias", "softplus", "limit", "D", "Dhp", "z", "init", "seq", "varlen", "state", "dots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
@@ -152,6 +153,7 @@ OpSpec mamba2() {
   s.smoke = [] {
     return parse_all({
         "mamba2:f32 b1 s16 h2 p4 g1 n4 q8 seed=1",
+        "mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +softplus +D +z layout=zxbcdt dt=bf16 seed=15",
         "mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +softplus +D +z seed=2",
         "mamba2:f16 b2 s37 h4 p8 g4 n8 q16 +dt_bias +softplus +Dhp +init seed=3",
         "mamba2:f32 b2 s50 h4 p4 g2 n8 q16 +softplus +init seq=rand seed=4",

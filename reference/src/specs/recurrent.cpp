@@ -72,6 +72,7 @@ OpSpec recurrent() {
   s.name = "recurrent";
   s.benchmark_name = "SSDRecurrentFwd";
   s.dims = {'b', 'h', 'p', 'g', 'n'};
+  s.zxbcdt = {"z", "x", "B", "C", "dt"};
   s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "dst", "spec", "accepted",
              "nowrite", "inter", "pad"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
@@ -180,6 +181,7 @@ OpSpec recurrent() {
   s.smoke = [] {
     return parse_all({
         "recurrent:f32 b2 h2 p4 g1 n4 seed=1",
+        "recurrent:f32 b2 h4 p4 g2 n8 +dt_bias +softplus +Dhp +z +tie layout=zxbcdt seed=9",
         "recurrent:f16 b3 h4 p8 g2 n8 +dt_bias +softplus +Dhp +z seed=2",
         "recurrent:bf16 b4 h4 p8 g4 n8 +dt_bias +softplus +Dhp +sbi slots=9 seed=3",
         "recurrent:f32 b2 h4 p4 g2 n8 +dt_bias +softplus +Dhp +tie seed=4",

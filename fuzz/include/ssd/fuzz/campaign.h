@@ -32,6 +32,10 @@ struct CampaignOptions {
   // CB) - the 32-bit offset bug of mamba_ssm #1015. GPU hosts only: the float64 oracle of such a
   // case needs tens of GB of memory and minutes of CPU.
   double huge_fraction = 0;
+  // Share of generated cases drawn with +far (strided views whose batch stride passes 2^31
+  // elements, mamba_ssm #1015's trigger at small sizes): each laid-out input then spans a buffer of
+  // 2^31 elements and more (4 to 8 GiB, of which only the views' spans are touched on a host).
+  double far_fraction = 0;
   // How the library's kernels take f32 operands into dot products: every generated case of an op
   // with dot products carries it (dots=tf32), so its bounds charge the declared rounding.
   DotPrecision f32_dots = DotPrecision::ieee;

@@ -29,6 +29,8 @@ struct GenOptions {
   bool varlen = true;             // packed varlen batches (+varlen) where the op takes them
   bool serving = true;            // the serving decode step (tokens=, +spec, +dst, +accepted, pad=, +nowrite, +inter)
   bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, dt_overflow, A_zero, underflow, dA_rise, bench)
+  bool layouts = true;            // strided input views (layout=zxbcdt, layout=strided) for a tenth of the cases
+  bool far = false;               // +far (views past 2^31 elements) on every case with b >= 2 and no +varlen
   std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;
 };

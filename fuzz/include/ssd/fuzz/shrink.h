@@ -1,4 +1,5 @@
-// Shrinking a failing problem by its tokens: the smaller problems one step away (a flag dropped, a
+// Shrinking a failing problem by its tokens: the smaller problems one step away (the layout back to
+// contiguous, a flag dropped, a
 // dtype override removed, the fill back to default, seq=rand written as the explicit runs of its
 // first row, a size halved or reduced by one), each still inside the contract. ssd-fuzz applies them
 // greedily after RapidCheck's own shrinking, and to replayed problems; the C API hands them out.

@@ -16,6 +16,10 @@
 
 namespace ssd {
 
+// The kernel-ABI version from which the runner sends strided input views (layout= other than
+// contiguous): a version-5 library reads every view's strides, or answers UNSUPPORTED.
+inline constexpr std::uint32_t kStridedViewsVersion = 5;
+
 // A tensor argument: the contract role (input, output, or both for a state updated in place) and
 // the offset of its ssd_tensor in the args struct. `mark` records in a Problem what the presence
 // (and shape) of an optional input says, e.g. z present => +z, or the presence of an optional

@@ -35,7 +35,7 @@ class AbiArgs {
 
 // What a host library reads from a call: the problem (sizes, flags, dtypes, clamp) and the input
 // tensors by role. Throws ArgumentError naming the argument for a missing required input or a
-// view that cannot be read (non-contiguous strides, NULL data, unknown dtype).
+// view that cannot be read (NULL data, unknown dtype, a bad rank); input views may have any strides.
 struct DecodedCall {
   Problem problem;
   InputSet inputs;

@@ -18,9 +18,11 @@ std::size_t dtype_bytes(DType t);
 std::vector<std::uint8_t> encode(const Tensor& t);
 Tensor decode(DType dtype, const Shape& shape, const void* bytes);
 
-// A tensor from a host buffer described by an ssd_tensor, checking that strides are contiguous.
+// A tensor from a host buffer described by an ssd_tensor of any strides (gathered with int64
+// offsets: padded pitches, stride 0, negative strides, offsets past 2^31 elements).
 Tensor tensor_from_view(const ssd_tensor& view, const char* op, const char* name);
-// Writes a tensor's values into a host view of the same shape and dtype.
+// Writes a tensor's values into a host view of the same shape and dtype, contiguous row-major
+// (ArgumentError naming the output otherwise).
 void write_view(const ssd_tensor& view, const Tensor& values, const char* op, const char* name);
 
 }  // namespace ssd

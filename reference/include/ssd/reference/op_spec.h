@@ -104,6 +104,9 @@ struct OpSpec {
   // A case past 2^31 elements for GPU hosts (ssd-fuzz --huge), as a problem string without its
   // seed; empty when the op has no tensor that large at sizes a GPU can hold.
   std::string_view huge;
+  // The inputs that layout=zxbcdt makes views into one in_proj buffer (of z, x, B, C, dt, the ones
+  // the op takes token-major); empty: the op takes no zxbcdt views (layout=strided is for every op).
+  std::vector<std::string_view> zxbcdt;
 
   const OutputRole& output(std::string_view name) const;  // throws ArgumentError
   bool takes_flag(std::string_view flag) const;

@@ -27,6 +27,14 @@ Op parse_op(std::string_view text);         // either name; throws ArgumentError
 // operands). The bounds charge the declared rounding of every f32 operand (docs/tolerance.md).
 enum class DotPrecision { ieee, tf32 };
 
+// Where the inputs lie in memory (layout=; docs/problem-string.md §3.1): each in its own dense
+// row-major buffer (contiguous, the default), as views into one Mamba2 in_proj buffer [.., 2HP + 2GN + H]
+// split along its last axis (zxbcdt: z, x, B, C, dt), or each padded along its axes by pitches drawn
+// from the seed (strided). Only the memory changes: the values are those of the contiguous layout.
+enum class Layout { contiguous, zxbcdt, strided };
+
+std::string_view layout_name(Layout layout);  // "contiguous", "zxbcdt", "strided"
+
 // How D enters: absent, [H] ("+D") or [H,P] ("+Dhp").
 enum class DMode { none, per_head, per_head_dim };
 
@@ -64,6 +72,11 @@ struct Problem {
   // each starting from its own initial state (initial_states [nseq,H,P,N] and has_initial_states
   // with +init) or zero, with each sequence's final state returned (varlen_states).
   bool varlen = false;
+  Layout layout = Layout::contiguous;
+  // "+far": the batch stride of every laid-out input raised by 2^31 elements, so row 1 of each
+  // starts past 2^31 (the int32 offset bug of mamba_ssm #1015) while the case stays small; the
+  // kernel's buffers then span more than 2^31 elements (memory only a big host or GPU has).
+  bool far = false;
   DMode D = DMode::none;
   DotPrecision dots = DotPrecision::ieee;
   std::optional<DtLimit> dt_limit;  // absent: the default (0, +inf)

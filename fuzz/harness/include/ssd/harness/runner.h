@@ -12,6 +12,7 @@
 #include "ssd/harness/call_record.h"
 #include "ssd/harness/kernel_library.h"
 #include "ssd/harness/memory_pool.h"
+#include "ssd/harness/view_buffer.h"
 #include "ssd/reference/abi_call.h"
 #include "ssd/reference/op_spec.h"
 #include "ssd/reference/verdict.h"
@@ -38,7 +39,8 @@ CallRecord record_call(const KernelLibrary& library, const Problem& problem, std
 
 // One op call with its buffers in the library's memory: inputs uploaded, outputs allocated in
 // their contract dtypes and shapes (OpSpec) and filled with poison, every buffer between guard
-// bands. Invoking it again reuses the buffers, which is what timing needs (ssd-bench captures
+// bands; under a layout= other than contiguous the laid-out inputs are views into ViewBuffers
+// (ssd/harness/view_buffer.h), their gaps poisoned and checked like the inputs. Invoking it again reuses the buffers, which is what timing needs (ssd-bench captures
 // invoke() in a CUDA graph).
 class PreparedCall {
  public:
@@ -65,6 +67,7 @@ class PreparedCall {
   Problem problem_;
   std::unique_ptr<MemoryPool> own_pool_;  // when the caller gives none (declared before the buffers it outlives)
   std::map<std::string, std::unique_ptr<AbiBuffer>> buffers_;
+  std::vector<std::unique_ptr<ViewBuffer>> view_buffers_;  // the laid-out inputs (layout=)
   std::vector<std::string> outputs_;  // in the OpSpec's order
   mutable AbiArgs args_;
   std::size_t min_bytes_ = 0;
