@@ -95,6 +95,15 @@ class Problem:
             values[key] = v.value
         return values
 
+    def option(self, key):
+        """The value of the problem's `key=value` token as printed ("bf16" for state=bf16), or None
+        when the problem has none (the op's default applies)."""
+        prefix = key + "="
+        for token in self._text.split():
+            if token.startswith(prefix):
+                return token[len(prefix):]
+        return None
+
     @property
     def valid(self):
         return self.invalid_reason is None

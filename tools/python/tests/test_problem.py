@@ -72,3 +72,9 @@ def test_a_missing_library_is_reported_with_its_path(tmp_path):
                           env=env, capture_output=True, text=True)
     assert done.returncode != 0
     assert "cannot load libssd-capi.so" in done.stderr and str(tmp_path / "libssd-capi.so") + ": not found" in done.stderr
+
+
+def test_option_reads_a_key_value_token_or_none():
+    p = ssd_suite.Problem("mamba2:f16 b1 s37 h2 p4 g2 n8 q16 +softplus +init state=bf16 seed=14")
+    assert p.option("state") == "bf16" and p.option("seed") == "14"
+    assert p.option("dots") is None and p.option("sta") is None  # a prefix of a key is not the key

@@ -46,7 +46,7 @@ def mamba2(problem, inputs):
             if any(uses[1:]):
                 raise NotImplementedError("mamba_ssm has no per-sequence initial states (contract §2.1)")
             initial = initial[:1] if uses[0] else None
-    state = problem_state_dtype(problem)
+    state = problem.option("state")
     if cu_seqlens is not None and state is None and inputs.dtypes["C"] != "f32":
         # Without state= the contract stores varlen_states in f32 and grants rounding the entering
         # states to C's dtype (§1.7); mamba_ssm stores both in state_dtype or C's dtype. f32 states
@@ -61,14 +61,6 @@ def mamba2(problem, inputs):
     if cu_seqlens is not None:
         produced["varlen_states"] = results[6]
     return _names(inputs, produced)
-
-
-def problem_state_dtype(problem):
-    """The dtype of state= ("bf16"), or None when the problem leaves it to C's dtype."""
-    for token in str(problem).split():
-        if token.startswith("state="):
-            return token.split("=", 1)[1]
-    return None
 
 
 def chunk_cumsum(problem, inputs):

@@ -84,14 +84,6 @@ def _names(inputs, produced):
     return {k: v for k, v in produced.items() if k in inputs.outputs and v is not None}
 
 
-def problem_state_dtype(problem):
-    """The dtype of state= ("bf16"), or None when the problem leaves it to C's dtype."""
-    for token in str(problem).split():
-        if token.startswith("state="):
-            return token.split("=", 1)[1]
-    return None
-
-
 def _device_tensor(array, dtype="i32"):
     host = torch().from_numpy(np.ascontiguousarray(array))
     return host.to(device="cuda").to(torch_dtype(dtype))
@@ -102,7 +94,7 @@ def mamba2(problem, inputs):
     q = problem.chunk_size
     if not (isinstance(q, int) and q > 0 and q & (q - 1) == 0):
         raise NotImplementedError(f"vLLM's chunk scan takes power-of-two chunk sizes only, not Q={q} (contract §2.1)")
-    state = problem_state_dtype(problem)
+    state = problem.option("state")
     if state is None and inputs.dtypes["C"] != "f32":
         # Without state= the contract stores varlen_states in f32 and lets the entering states be
         # rounded to C's dtype (a granted rounding point, §1.7); vLLM stores both in state_dtype or
