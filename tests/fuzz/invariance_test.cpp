@@ -1,7 +1,9 @@
 // Packing and prefix invariance of the decode step (ssd/harness/invariance.h): the planted
 // shape_dependent_sum (out's sum over n right to left for more than one row or token) is inside
 // every bound, so only the relations catch it, each under its own name; the honest emulation keeps
-// both; and --invariance off (CheckOptions::invariance) judges values only.
+// both; and --invariance off (CheckOptions::invariance) judges values only. Split prefill: a
+// kernel that ignores initial_states passes every case without +init, and fails the second half
+// of the same case prefilled in two calls.
 #include <gtest/gtest.h>
 
 #include "ssd/harness/case_checker.h"
@@ -59,6 +61,45 @@ TEST(Invariance, WhereTheRelationsApply) {
   EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
   EXPECT_FALSE(ssd::prefix_invariance_applies(
       ssd::parse_problem("recurrent:f32 b1 h1 p1 g1 n1 +sbi +spec +accepted slots=2 tokens=2 seed=1")));
+}
+
+// Five chunks of 8 tokens; k = 8 (1 + 3 mod 4) = 32: the first call 32 tokens, the second 8.
+constexpr const char* kFiveChunks = "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +softplus seed=3";
+
+TEST(SplitPrefill, CatchesIgnoredInitialStatesOnACaseWithout) {
+  const ssd::CaseJudgement j = check("mutant-initial_states_ignored", kFiveChunks);
+  EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
+  EXPECT_NE(j.message.find("split prefill: the first 32 tokens, then the other 8 from their final states, are FAILED"),
+            std::string::npos) << j.message;
+  EXPECT_LT(j.max_r(), 1.0);  // the whole call has no initial state to ignore: its values pass
+  EXPECT_EQ(check("mutant-initial_states_ignored", kFiveChunks, false).verdict, ssd::Verdict::passed);
+}
+
+TEST(SplitPrefill, HonestEmulationKeepsIt) {
+  for (const char* problem : {kFiveChunks, "mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +softplus +D +z +init seed=2",
+                              "mamba2:f16 b1 s50 h2 p4 g1 n8 q7 +dt_bias +softplus +Dhp state=f32 seed=4"})
+    for (const char* library : {"emulation", "emulation-blocked"}) {
+      const ssd::CaseJudgement j = check(library, problem);
+      EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
+    }
+}
+
+TEST(SplitPrefill, TheTwoCallsAndWhereItApplies) {
+  const ssd::Problem p = ssd::parse_problem(kFiveChunks);
+  const ssd::PrefillSplit split = ssd::split_prefill(p, ssd::make_inputs(p));
+  EXPECT_EQ(split.tokens, 32);
+  EXPECT_EQ(split.first.s, 32);
+  EXPECT_EQ(split.rest.s, 8);
+  EXPECT_FALSE(split.first.init);
+  EXPECT_TRUE(split.rest.init);
+  EXPECT_EQ(split.first_inputs.at("x").shape(), (ssd::Shape{1, 32, 2, 4}));
+  EXPECT_TRUE(ssd::split_prefill_applies(p));
+  for (const char* text : {"mamba2:f32 b1 s8 h2 p4 g1 n4 q8 seed=1",                    // one chunk
+                           "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 seq=rand seed=1",           // seq_idx
+                           "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +varlen seq=0:20,20 seed=1",  // packed batch
+                           "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 state=bf16 seed=1",         // 16-bit final states
+                           "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 fill=dt_overflow seed=1"})  // overflow regime
+    EXPECT_FALSE(ssd::split_prefill_applies(ssd::parse_problem(text))) << text;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "ssd/harness/case_checker.h"
 
 #include <chrono>
+#include <cstdio>
 #include <deque>
 #include <exception>
 
@@ -22,6 +23,7 @@ struct CaseChecker::Queued {
   std::vector<RawTensor> outputs;        // the kernel's outputs, once judged (a call that returned ok)
   // The worker's reply, taken early because a call outside the queue had to pass it (with_invariance).
   std::optional<WorkerProcess::Outcome> received;
+  std::optional<Truth> truth;            // the oracle and bounds, once judged (split prefill reuses them)
 };
 
 struct CaseChecker::Worker {
@@ -162,7 +164,10 @@ CaseJudgement CaseChecker::judge(Queued& q) {
   const WorkerProcess::Outcome outcome = finish();
   if (failure) std::rethrow_exception(failure);
   if (outcome.record && outcome.record->status == CallStatus::ok) q.outputs = outcome.record->outputs;
-  return outcome.record ? judge_valid_call(p, *truth, *outcome.record) : death_judgement(p, outcome.death);
+  if (!outcome.record) return death_judgement(p, outcome.death);
+  CaseJudgement j = judge_valid_call(p, *truth, *outcome.record);
+  q.truth = std::move(truth);
+  return j;
 }
 
 CaseJudgement CaseChecker::check(const Problem& given, const Problem* next) {
@@ -236,6 +241,30 @@ CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
     if (!cut || cut->status != CallStatus::ok)
       why = refused("prefix invariance: the call cut to " + std::to_string(prefix.tokens) + " tokens", cut, death);
     else why = prefix_violation(q.problem, q.inputs, prefix, q.outputs, cut->outputs);
+  }
+  if (!why && q.truth && split_prefill_applies(q.problem)) {
+    const PrefillSplit split = split_prefill(q.problem, q.inputs);
+    const std::string k = std::to_string(split.tokens), rest = std::to_string(q.problem.s - split.tokens);
+    std::string death;
+    const std::optional<CallRecord> first = call(split.first, split.first_inputs, death);
+    if (!first || first->status != CallStatus::ok) {
+      why = refused("split prefill: the first " + k + " tokens", first, death);
+    } else {
+      const std::optional<CallRecord> second = call(split.rest, rest_inputs(q.inputs, split, first->outputs), death);
+      if (!second || second->status != CallStatus::ok) {
+        why = refused("split prefill: the other " + rest + " tokens from the first call's final states", second, death);
+      } else {
+        CallRecord joined;
+        joined.outputs = joined_outputs(q.problem, first->outputs, second->outputs);
+        const CaseJudgement whole = judge_valid_call(q.problem, *q.truth, joined);
+        if (whole.verdict != Verdict::passed && whole.verdict != Verdict::suspect && whole.verdict != Verdict::mistrusted) {
+          char max_r[32];
+          std::snprintf(max_r, sizeof max_r, "%.3g", whole.max_r());
+          why = "split prefill: the first " + k + " tokens, then the other " + rest + " from their final states, are " +
+                std::string(verdict_name(whole.verdict)) + " against the whole call's bounds (max r " + max_r + ")";
+        }
+      }
+    }
   }
   if (why) {
     j.verdict = Verdict::variant;

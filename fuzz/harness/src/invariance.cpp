@@ -1,5 +1,5 @@
 // Packing and prefix invariance of the decode step: the row alone against its part of the batch, and
-// the first k tokens against the whole call, byte for byte.
+// the first k tokens against the whole call, byte for byte; and Mamba2Fwd prefilled in two calls.
 #include "ssd/harness/invariance.h"
 
 #include <algorithm>
@@ -23,6 +23,24 @@ Tensor first_tokens(const Tensor& t, std::int64_t k) {
     values.insert(values.end(), first, first + k * inner);
   }
   return Tensor(t.dtype(), shape, std::move(values));
+}
+
+// Tokens [k, T) along axis 1 of a [Bt,T,...] tensor.
+Tensor tokens_from(const Tensor& t, std::int64_t k) {
+  Shape shape = t.shape();
+  const std::int64_t rows = shape[0], T = shape[1], inner = t.numel() / (rows * T);
+  shape[1] = T - k;
+  std::vector<double> values;
+  values.reserve(static_cast<std::size_t>(rows * (T - k) * inner));
+  for (std::int64_t b = 0; b < rows; ++b) {
+    const auto first = t.values().begin() + (b * T + k) * inner;
+    values.insert(values.end(), first, first + (T - k) * inner);
+  }
+  return Tensor(t.dtype(), shape, std::move(values));
+}
+
+bool is_token_major(const std::string& name) {
+  return name == "x" || name == "dt" || name == "B" || name == "C" || name == "z";
 }
 
 const RawTensor* find(const std::vector<RawTensor>& list, const std::string& name) {
@@ -153,6 +171,59 @@ std::optional<std::string> prefix_violation(const Problem& p, const InputSet& in
         if (i >= 0) return message("state", b, w * per_slot + i);
       }
   return std::nullopt;
+}
+
+bool split_prefill_applies(const Problem& p) {
+  const auto state = p.dtypes.find("state");
+  return p.op == Op::mamba2 && !p.varlen && p.seq.kind == SeqSpec::Kind::none && p.s > p.q && (p.fill == "default" || p.fill == "bench") &&
+         (!p.dt_limit || p.dt_limit->lo >= 0.0) && (state == p.dtypes.end() || state->second == DType::f32);
+}
+
+PrefillSplit split_prefill(const Problem& p, const InputSet& inputs) {
+  const std::int64_t chunks = (p.s + p.q - 1) / p.q;
+  PrefillSplit split;
+  split.tokens = p.q * (1 + static_cast<std::int64_t>(p.seed % static_cast<std::uint64_t>(chunks - 1)));
+  split.first = p;
+  split.first.s = split.tokens;
+  split.rest = p;
+  split.rest.s = p.s - split.tokens;
+  split.rest.init = true;
+  split.rest.dtypes.erase("initial_states");  // the first call's final states come as f32 values
+  for (const auto& [name, t] : inputs.all())
+    split.first_inputs.put(name, is_token_major(name) ? first_tokens(t, split.tokens) : t);
+  return split;
+}
+
+InputSet rest_inputs(const InputSet& inputs, const PrefillSplit& split, const std::vector<RawTensor>& first_outputs) {
+  InputSet rest;
+  for (const auto& [name, t] : inputs.all())
+    if (name != "initial_states") rest.put(name, is_token_major(name) ? tokens_from(t, split.tokens) : t);
+  const Outputs decoded = decode_outputs(first_outputs);
+  const Tensor& final_states = decoded.get("final_states").value;
+  rest.put("initial_states", Tensor(DType::f32, final_states.shape(),
+                                    std::vector<double>(final_states.values().begin(), final_states.values().end())));
+  return rest;
+}
+
+std::vector<RawTensor> joined_outputs(const Problem& p, const std::vector<RawTensor>& first,
+                                      const std::vector<RawTensor>& rest) {
+  const RawTensor* out_first = find(first, "out");
+  const RawTensor* out_rest = find(rest, "out");
+  const RawTensor* final_rest = find(rest, "final_states");
+  if (out_first == nullptr || out_rest == nullptr || final_rest == nullptr) return {};
+  RawTensor out = *out_first;
+  out.shape[1] = p.s;
+  out.bytes.clear();
+  // Per row: its first k tokens from the first call, then its other tokens from the second.
+  const std::size_t first_row = out_first->bytes.size() / static_cast<std::size_t>(p.b);
+  const std::size_t rest_row = out_rest->bytes.size() / static_cast<std::size_t>(p.b);
+  for (std::int64_t b = 0; b < p.b; ++b) {
+    const auto a = out_first->bytes.begin() + static_cast<std::ptrdiff_t>(b * first_row);
+    const auto c = out_rest->bytes.begin() + static_cast<std::ptrdiff_t>(b * rest_row);
+    out.bytes.insert(out.bytes.end(), a, a + static_cast<std::ptrdiff_t>(first_row));
+    out.bytes.insert(out.bytes.end(), c, c + static_cast<std::ptrdiff_t>(rest_row));
+  }
+  return {out, *final_rest};
 }
 
 }  // namespace ssd

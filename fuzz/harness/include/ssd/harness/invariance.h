@@ -1,5 +1,5 @@
-// Packing and prefix invariance of the decode step, relations a kernel keeps with itself that need
-// no oracle (docs/tolerance.md, "Packing invariance"): one row of a call, called alone with its own
+// Packing and prefix invariance of the decode step, and split prefill of Mamba2Fwd: relations a
+// kernel keeps with itself (docs/tolerance.md, "Packing invariance"): one row of a call, called alone with its own
 // slices of every per-row input and the same state buffer, gives bit for bit what it gave in its
 // batch; and a multi-token call cut to its first k tokens gives bit for bit the first k tokens'
 // outputs. vLLM tests its SSD kernels this way; a kernel whose rows depend on their neighbours (a
@@ -51,5 +51,25 @@ TokenPrefix token_prefix(const Problem& p, const InputSet& inputs);
 // after one of the first k tokens. nullopt when bit-identical.
 std::optional<std::string> prefix_violation(const Problem& p, const InputSet& inputs, const TokenPrefix& prefix,
                                             const std::vector<RawTensor>& whole, const std::vector<RawTensor>& cut);
+
+// Split prefill: a Mamba2Fwd call run as two, the first k = Q * (1 + seed mod (NC - 1)) tokens and
+// then the other S - k from the first call's final states, must meet the whole call's bounds (the
+// way serving engines prefill a long prompt in pieces). Applies to rows of at least two chunks,
+// without seq_idx or a packed batch, in the default or bench fill with dt' >= 0, and with f32 final
+// states (a 16-bit state= stores the carried state once more than the whole call rounds it).
+bool split_prefill_applies(const Problem& p);
+
+struct PrefillSplit {
+  Problem first, rest;   // s = k, and s = S - k with +init
+  InputSet first_inputs;
+  std::int64_t tokens = 0;  // k
+};
+PrefillSplit split_prefill(const Problem& p, const InputSet& inputs);
+// The second call's inputs: the last S - k tokens, initial_states the first call's final_states.
+InputSet rest_inputs(const InputSet& inputs, const PrefillSplit& split, const std::vector<RawTensor>& first_outputs);
+// The two calls' outputs as the whole call's: out joined along the token axis, the second call's
+// final_states. Empty when either lacks one of them (the judge reports the missing output).
+std::vector<RawTensor> joined_outputs(const Problem& p, const std::vector<RawTensor>& first,
+                                      const std::vector<RawTensor>& rest);
 
 }  // namespace ssd
