@@ -11,34 +11,21 @@
 namespace ssd {
 namespace {
 
-// The first k of T tokens along axis 1 of a [Bt,T,...] tensor.
-Tensor first_tokens(const Tensor& t, std::int64_t k) {
+// Tokens [from, from + count) along axis 1 of a [Bt,T,...] tensor.
+Tensor token_range(const Tensor& t, std::int64_t from, std::int64_t count) {
   Shape shape = t.shape();
   const std::int64_t rows = shape[0], T = shape[1], inner = t.numel() / (rows * T);
-  shape[1] = k;
+  shape[1] = count;
   std::vector<double> values;
-  values.reserve(static_cast<std::size_t>(rows * k * inner));
+  values.reserve(static_cast<std::size_t>(rows * count * inner));
   for (std::int64_t b = 0; b < rows; ++b) {
-    const auto first = t.values().begin() + b * T * inner;
-    values.insert(values.end(), first, first + k * inner);
+    const auto first = t.values().begin() + (b * T + from) * inner;
+    values.insert(values.end(), first, first + count * inner);
   }
   return Tensor(t.dtype(), shape, std::move(values));
 }
 
-// Tokens [k, T) along axis 1 of a [Bt,T,...] tensor.
-Tensor tokens_from(const Tensor& t, std::int64_t k) {
-  Shape shape = t.shape();
-  const std::int64_t rows = shape[0], T = shape[1], inner = t.numel() / (rows * T);
-  shape[1] = T - k;
-  std::vector<double> values;
-  values.reserve(static_cast<std::size_t>(rows * (T - k) * inner));
-  for (std::int64_t b = 0; b < rows; ++b) {
-    const auto first = t.values().begin() + (b * T + k) * inner;
-    values.insert(values.end(), first, first + (T - k) * inner);
-  }
-  return Tensor(t.dtype(), shape, std::move(values));
-}
-
+// The inputs with one entry per token (per row in a one-token decode call).
 bool is_token_major(const std::string& name) {
   return name == "x" || name == "dt" || name == "B" || name == "C" || name == "z";
 }
@@ -80,8 +67,7 @@ std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs) {
   alone.problem.b = 1;
   for (const auto& [name, t] : inputs.all()) {
     // Per-row roles have the row on axis 0; the state too without slot tables (row b is slot b).
-    const bool per_row = name == "x" || name == "dt" || name == "B" || name == "C" || name == "z" ||
-                         name == "state_batch_indices" || name == "dst_state_batch_indices" ||
+    const bool per_row = is_token_major(name) || name == "state_batch_indices" || name == "dst_state_batch_indices" ||
                          name == "num_accepted_tokens" || (name == "state" && !p.sbi);
     alone.inputs.put(name, per_row ? t.row(*row) : t);
   }
@@ -130,9 +116,8 @@ TokenPrefix token_prefix(const Problem& p, const InputSet& inputs) {
   cut.problem = p;
   cut.problem.tokens = cut.tokens;
   for (const auto& [name, t] : inputs.all()) {
-    const bool per_token = name == "x" || name == "dt" || name == "B" || name == "C" || name == "z" ||
-                           ((name == "state_batch_indices" || name == "dst_state_batch_indices") && t.rank() == 2);
-    cut.inputs.put(name, per_token ? first_tokens(t, cut.tokens) : t);
+    const bool per_token = is_token_major(name) || ((name == "state_batch_indices" || name == "dst_state_batch_indices") && t.rank() == 2);
+    cut.inputs.put(name, per_token ? token_range(t, 0, cut.tokens) : t);
   }
   return cut;
 }
@@ -190,14 +175,14 @@ PrefillSplit split_prefill(const Problem& p, const InputSet& inputs) {
   split.rest.init = true;
   split.rest.dtypes.erase("initial_states");  // the first call's final states come as f32 values
   for (const auto& [name, t] : inputs.all())
-    split.first_inputs.put(name, is_token_major(name) ? first_tokens(t, split.tokens) : t);
+    split.first_inputs.put(name, is_token_major(name) ? token_range(t, 0, split.tokens) : t);
   return split;
 }
 
 InputSet rest_inputs(const InputSet& inputs, const PrefillSplit& split, const std::vector<RawTensor>& first_outputs) {
   InputSet rest;
   for (const auto& [name, t] : inputs.all())
-    if (name != "initial_states") rest.put(name, is_token_major(name) ? tokens_from(t, split.tokens) : t);
+    if (name != "initial_states") rest.put(name, is_token_major(name) ? token_range(t, split.tokens, t.shape()[1] - split.tokens) : t);
   const Outputs decoded = decode_outputs(first_outputs);
   const Tensor& final_states = decoded.get("final_states").value;
   rest.put("initial_states", Tensor(DType::f32, final_states.shape(),

@@ -48,6 +48,11 @@ def f32_dots_of_triton():
     return "ieee" if os.environ.get("TRITON_F32_DEFAULT", "").lower() == "ieee" else "tf32"
 
 
+def asked_for(inputs, produced):
+    """A library's results under the contract's output names, only those the contract asks for."""
+    return {k: v for k, v in produced.items() if k in inputs.outputs and v is not None}
+
+
 class Tensors:
     """A case's inputs as CUDA tensors on first use, each in its storage dtype (bf16 values arrive
     as exact float32 and are narrowed without rounding); absent optional inputs are None."""

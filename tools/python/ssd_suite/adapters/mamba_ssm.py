@@ -9,7 +9,7 @@ adapter declares exactly that (f32_dots), so f32 cases are judged with the bound
 kernels really ran in. MAMBA_DETERMINISTIC=1 (mamba_ssm's switch) skips autotuning per new shape."""
 import os
 
-from ._torch import Tensors, f32_dots_of_triton, library, torch_dtype
+from ._torch import Tensors, asked_for, f32_dots_of_triton, library, torch_dtype
 from ._torch import torch as torch_module
 
 name = "mamba_ssm"
@@ -23,11 +23,6 @@ def _ops(module):
 
 def _softplus_and_limit(problem):
     return {"dt_softplus": "softplus" in problem.flags, "dt_limit": problem.dt_limit}
-
-
-def _names(inputs, produced):
-    """The library's results under the contract's output names, only those the contract asks for."""
-    return {k: v for k, v in produced.items() if k in inputs.outputs and v is not None}
 
 
 def mamba2(problem, inputs):
@@ -60,7 +55,7 @@ def mamba2(problem, inputs):
     produced = {"out": results[0], "final_states": results[5]}
     if cu_seqlens is not None:
         produced["varlen_states"] = results[6]
-    return _names(inputs, produced)
+    return asked_for(inputs, produced)
 
 
 def chunk_cumsum(problem, inputs):
@@ -101,7 +96,7 @@ def chunk_scan(problem, inputs):
     t = Tensors(inputs)
     out, out_x = _ops("ssd_chunk_scan")._chunk_scan_fwd(t["cb"], t["x"], t["dt"], t["dA_cumsum"], t["C"], t["states"],
                                                         D=t["D"], z=t["z"], seq_idx=t["seq_idx"])
-    return _names(inputs, {"out": out, "out_x": out_x})
+    return asked_for(inputs, {"out": out, "out_x": out_x})
 
 
 # The serving decode step of contract §8.1 is beyond mamba_ssm's selective_state_update.

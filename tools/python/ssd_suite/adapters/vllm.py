@@ -50,7 +50,7 @@ import types
 
 import numpy as np
 
-from ._torch import Tensors, f32_dots_of_triton, library, torch, torch_dtype
+from ._torch import Tensors, asked_for, f32_dots_of_triton, library, torch, torch_dtype
 
 name = "vllm"
 PATH_VARIABLE = "SSD_VLLM_PATH"
@@ -77,11 +77,6 @@ def _ops(module):
     torch()  # no torch or CUDA device: SKIPPED before anything is imported
     _stand_ins()
     return library(f"vllm.model_executor.layers.mamba.ops.{module}", PATH_VARIABLE)
-
-
-def _names(inputs, produced):
-    """The library's results under the contract's output names, only those the contract asks for."""
-    return {k: v for k, v in produced.items() if k in inputs.outputs and v is not None}
 
 
 def _device_tensor(array, dtype="i32"):
@@ -147,7 +142,7 @@ def mamba2(problem, inputs):
     else:
         final = varlen_states[-1:]
     produced = {"out": out.unsqueeze(0), "final_states": final, "varlen_states": varlen_states}
-    return _names(inputs, produced)
+    return asked_for(inputs, produced)
 
 
 # The stage ops (chunk_cumsum, chunk_coupling, chunk_state, state_passing, chunk_scan) are not
