@@ -89,6 +89,32 @@ double half_subnormal(DType t) {
   }
 }
 
+namespace {
+thread_local std::vector<BoundTermShares>* collector = nullptr;
+
+BoundTermShares* shares_of(const std::string& name) {
+  if (collector == nullptr) return nullptr;
+  for (BoundTermShares& s : *collector)
+    if (s.output == name) return &s;
+  collector->push_back(BoundTermShares{name, 0, {}, {}});
+  return &collector->back();
+}
+
+void add_terms(BoundTermShares* shares, const std::array<double, kBoundTermNames.size()>& term, double bound) {
+  if (shares == nullptr || !(bound > 0) || !std::isfinite(bound)) return;
+  ++shares->elements;
+  std::size_t largest = 0;
+  for (std::size_t t = 0; t < term.size(); ++t) {
+    shares->share_sum[t] += term[t] / bound;
+    if (term[t] > term[largest]) largest = t;
+  }
+  ++shares->dominant[largest];
+}
+}  // namespace
+
+TermCollector::TermCollector(std::vector<BoundTermShares>& terms) : previous_(collector) { collector = &terms; }
+TermCollector::~TermCollector() { collector = previous_; }
+
 OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms& terms) {
   const OutputRole& role = op_spec(p.op).output(oracle.name);
   const DType stored = role.dtype(p);
@@ -106,6 +132,7 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
   b.exact.assign(static_cast<std::size_t>(oracle.value.numel()), 0);
   b.sigma = Tensor(DType::f64, oracle.value.shape());  // zeros: no statistic where the bound is 0 or inf
   bool any_exact = false;
+  BoundTermShares* shares = shares_of(oracle.name);
   for (std::int64_t i = 0; i < oracle.value.numel(); ++i) {
     const double y = oracle.value[i];
     const double S = (*terms.shadow)[i];
@@ -123,8 +150,16 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
       continue;  // bound 0
     }
     const double F = terms.floor ? (*terms.floor)[i] : 0.0;
+    const std::array<double, kBoundTermNames.size()> term{c.rounding * u_out * std::fabs(y),
+                                                          c.rounding * terms.intermediate_roundoff * S,
+                                                          c.rounding * terms.floor_unit * F,
+                                                          accumulation * S,
+                                                          exponent * E,
+                                                          0.0,
+                                                          tau};
     b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + terms.intermediate_roundoff * S + terms.floor_unit * F) +
                         accumulation * S + exponent * E + tau;
+    if (shares != nullptr) add_terms(shares, term, b.bound[i]);
     // The same terms without the safety factors, in quadrature (ssd/reference/suspicion.h).
     // The same terms without the safety factors, in quadrature, charged on the size of the partial
     // values rather than on the shadow S (ssd/reference/suspicion.h): max(|y*|, S / sqrt(n)), the

@@ -73,6 +73,19 @@ struct BoundTerms {
   double floor_unit = 0;
 };
 
+// While one lives (on this thread), make_bound adds the terms of every bound it builds to `terms`
+// (compute_bounds_with_terms).
+class TermCollector {
+ public:
+  explicit TermCollector(std::vector<BoundTermShares>& terms);
+  ~TermCollector();
+  TermCollector(const TermCollector&) = delete;
+  TermCollector& operator=(const TermCollector&) = delete;
+
+ private:
+  std::vector<BoundTermShares>* previous_;
+};
+
 // B = rounding (u_out |y*| + u_mid S + floor_unit F) + k u_acc phi(n) S + k_exp u_acc phi(n) E
 // + tau_out, with bound 0 and
 // the exact flag where S == 0 and E == 0 (every term vanished: an honest kernel stores exactly the
