@@ -38,10 +38,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Headroom of the per-element bounds: max r, SUSPECT ratio, looseness and term shares per output."};
   std::vector<std::string> problems, kernels{"emulation", "emulation-blocked"};
   std::string file;
-  bool workloads = false;
+  bool workloads = false, smoke = false;
   app.add_option("problems", problems, "problem strings");
   app.add_option("--file", file, "a file of problem strings, one a line ('#' starts a comment)");
   app.add_flag("--workloads", workloads, "every op's full-size workloads (spec/workloads.md)");
+  app.add_flag("--smoke", smoke, "every op's smoke problems");
   app.add_option("--kernels", kernels, "kernel libraries (names or paths)");
   CLI11_PARSE(app, argc, argv);
   if (!file.empty()) {
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
       if (a != std::string::npos) problems.push_back(line.substr(a, b - a + 1));
     }
   }
+  if (smoke)
+    for (ssd::Op op : ssd::kAllOps)
+      for (const ssd::Problem& p : ssd::op_spec(op).smoke()) problems.push_back(ssd::to_string(p));
   if (workloads)
     for (ssd::Op op : ssd::kAllOps)
       for (const ssd::Problem& p : ssd::op_spec(op).workloads()) problems.push_back(ssd::to_string(p));
