@@ -140,25 +140,30 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     // Near or beyond fp32's range the contract's arithmetic itself overflows (e.g. a decode step
     // with negative dt' and no clamp; the margin covers intermediates larger than the terms):
     // any stored value is as good as another, so nothing is demanded.
-    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || S > kFp32OverflowShadow) {
+    const double carried_in = terms.carried ? (*terms.carried)[i] : 0.0;
+    if (!std::isfinite(y) || !std::isfinite(S) || !std::isfinite(E) || !std::isfinite(carried_in) || S > kFp32OverflowShadow) {
       b.bound.data()[i] = std::numeric_limits<double>::infinity();
       continue;
     }
-    if (S == 0.0 && E == 0.0) {
+    const double carried = carried_in;
+    if (S == 0.0 && E == 0.0 && carried == 0.0) {
       b.exact[static_cast<std::size_t>(i)] = 1;
       any_exact = true;
       continue;  // bound 0
     }
     const double F = terms.floor ? (*terms.floor)[i] : 0.0;
+    // A per-path charge that is not finite (an overflowing value's magnitude) falls back to u_mid S.
+    const double path = terms.intermediate ? (*terms.intermediate)[i] : 0.0;
+    const double mid = terms.intermediate && std::isfinite(path) ? path : terms.intermediate_roundoff * S;
     const std::array<double, kBoundTermNames.size()> term{c.rounding * u_out * std::fabs(y),
-                                                          c.rounding * terms.intermediate_roundoff * S,
+                                                          c.rounding * mid,
                                                           c.rounding * terms.floor_unit * F,
                                                           accumulation * S,
                                                           exponent * E,
-                                                          0.0,
+                                                          carried,
                                                           tau};
-    b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + terms.intermediate_roundoff * S + terms.floor_unit * F) +
-                        accumulation * S + exponent * E + tau;
+    b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + mid + terms.floor_unit * F) + accumulation * S +
+                        exponent * E + carried + tau;
     if (shares != nullptr) add_terms(shares, term, b.bound[i]);
     // The same terms without the safety factors, in quadrature (ssd/reference/suspicion.h).
     // The same terms without the safety factors, in quadrature, charged on the size of the partial
@@ -167,11 +172,23 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     const double y_abs = std::fabs(y);
     const double walk = std::max(y_abs, S / std::sqrt(static_cast<double>(terms.reduction_length)));
     // The floors stay absolute: below the normal range the roundings are not relative to anything.
-    b.sigma.data()[i] = element_sigma(u_out * y_abs, terms.intermediate_roundoff * walk, std::hypot(terms.floor_unit * F, tau),
-                                      kAccumulationRoundoff * phi * walk, kAccumulationRoundoff * phi * E * walk / S);
+    // The intermediate roundings keep their sum u_mid on every path here (a per-path charge is a
+    // worst-case statement; TF32's truncation and the roundings of one path are not a random walk
+    // of their own), and a carried error enters as an effective unit on S.
+    const double mid_sigma = terms.intermediate_roundoff * walk;
+    const double carried_sigma = S > 0 ? carried / S * walk : carried;
+    b.sigma.data()[i] = element_sigma(u_out * y_abs, std::hypot(mid_sigma, carried_sigma), std::hypot(terms.floor_unit * F, tau),
+                                      kAccumulationRoundoff * phi * walk, S > 0 ? kAccumulationRoundoff * phi * E * walk / S : 0.0);
   }
   if (!any_exact) b.exact.clear();
   return b;
+}
+
+double dt_softplus_error(const Problem& p, double raw, double bias, double dt) {
+  if (!p.softplus) return 0.0;
+  const double x = raw + bias;
+  const double slope = 1.0 / (1.0 + std::exp(-x));  // sigmoid(x), softplus's derivative
+  return kSoftplusAllowance * (1.0 + std::fabs(dt)) + (bias != 0.0 ? slope * std::fabs(x) : 0.0);
 }
 
 std::vector<bool> exempt_overflowing_decays(const Tensor& dA, std::int64_t seqlen, bool carry_totals, Tensor& shadow) {

@@ -71,7 +71,24 @@ struct BoundTerms {
   // normal range).
   const Tensor* floor = nullptr;
   double floor_unit = 0;
+  // Where the op knows which rounding point acts on which part of the shadow: the charge of the
+  // intermediate roundings per element, sum over the points of u_point x (the shadow of what that
+  // point rounds), in place of u_mid S (charged, like it, times `rounding`).
+  const Tensor* intermediate = nullptr;
+  // Errors carried in from values the op computes itself and whose error is bounded on its own
+  // (softplus's allowance on dt'), propagated to this element: added to the bound as they are.
+  const Tensor* carried = nullptr;
 };
+
+// Softplus as the kernels evaluate it, log(exp(x) + 1) in fp32 for x <= 20: its absolute error is
+// at most kSoftplusAllowance u_acc (1 + softplus(x)) (docs/tolerance.md, "Softplus allowance"):
+// exp and log within 4 u_acc relative each (2 ulp; Triton's exp2-based exp adds 1.44 |x| u_acc,
+// within the same), the add 1 u_acc of (1 + exp(x)), each at most the sizes 1 and softplus(x) carry.
+inline constexpr double kSoftplusAllowance = 8.0;
+// The error of dt' = softplus(raw + bias) in units of u_acc: the allowance, and the bias add's
+// rounding u_acc |raw + bias| through softplus's slope sigmoid(x) <= 1. 0 without softplus (the
+// add's rounding is then relative to dt' itself, charged with dt').
+double dt_softplus_error(const Problem& p, double raw, double bias, double dt);
 
 // While one lives (on this thread), make_bound adds the terms of every bound it builds to `terms`
 // (compute_bounds_with_terms).
@@ -88,7 +105,7 @@ class TermCollector {
 
 // B = rounding (u_out |y*| + u_mid S + floor_unit F) + k u_acc phi(n) S + k_exp u_acc phi(n) E
 // + tau_out, with bound 0 and
-// the exact flag where S == 0 and E == 0 (every term vanished: an honest kernel stores exactly the
+// the exact flag where S == 0 and E == 0 (and no carried error) (every term vanished: an honest kernel stores exactly the
 // oracle's zero). Non-finite oracle values get an infinite bound (they are checked apart).
 OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms& terms);
 

@@ -1,6 +1,9 @@
 // Bounds of Mamba2Fwd, from the shadows of its pipeline: the chunk states, the inter-chunk scan
 // (whose exponent charge is the sensitivity to the chunk totals), and the scan of each chunk.
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string_view>
 
 #include "common.h"
 #include "ops.h"
@@ -16,6 +19,22 @@ DType entering_state_dtype(const Problem& p, const InputSet& in) {
 }
 }  // namespace
 
+double softplus_charge_scale(const Problem& p, bool packed) {
+  const std::int64_t NC = (p.s + p.q - 1) / p.q + (packed ? 1 : 0);
+  double smallest = HUGE_VAL;
+  for (const char* name : {"out", "final_states"}) {
+    const ToleranceConstants& c = op_spec(p.op).output(name).tolerance;
+    const std::int64_t n = (std::string_view(name) == "out" ? std::max(p.q, p.n) : p.q) + NC;
+    smallest = std::min(smallest, c.k_exp * (std::sqrt(static_cast<double>(n)) + c.c_phi));
+  }
+  return 1.0 / smallest;
+}
+
+double dt_step_charge(const Problem& p, double a, double raw, double bias, double dt, double scale) {
+  if (dt == 0.0) return 0.0;
+  return a * (std::fabs(dt) + scale * dt_softplus_error(p, raw, bias, dt));
+}
+
 Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& oracle, const GridSlack* slack) {
   const std::int64_t extra_chunks = slack ? 1 : 0;
   const Tensor* seq = in.find("seq_idx");
@@ -24,12 +43,23 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
   if (p.dt_limit) limit = *p.dt_limit;
   const Outputs cumsum = chunk_cumsum_chunked({&in.at("dt"), &in.at("A"), p.q, in.find("dt_bias"), p.softplus, limit});
   const Tensor& dA = cumsum.get("dA_cumsum").value;
-  // Processed dt with the softplus allowance: log(exp(x) + 1) in fp32 is off by about one ulp of
-  // (1 + exp(x)), an absolute error of order 1 + dt' that every term using dt' inherits.
-  Tensor dt_mag = absolute(cumsum.get("dt_out").value);
+  const Tensor& raw_dt = in.at("dt");
+  const Tensor* dt_bias = in.find("dt_bias");
+  // The raw dt and bias of chunk-major position (row, i), row = (b H + h) NC + c.
+  auto raw_at = [&](std::int64_t row, std::int64_t i) {
+    const std::int64_t b = row / (NC * p.h), h = (row / NC) % p.h, t = (row % NC) * p.q + i;
+    return t < p.s ? raw_dt[(b * p.s + t) * p.h + h] : 0.0;
+  };
+  auto bias_at = [&](std::int64_t row) { return dt_bias ? (*dt_bias)[(row / NC) % p.h] : 0.0; };
+  // Processed dt: the shadows carry |dt'|. Softplus's error on dt' (log(exp(x) + 1) in fp32, about
+  // an ulp of 1 + exp(x), bounded by dt_softplus_error) is carried apart: dt_err is u_acc times it,
+  // and the shadows run on it give what it adds to each output, linearly (`carried`).
+  const Tensor dt_mag = absolute(cumsum.get("dt_out").value);
+  Tensor dt_err(DType::f64, dt_mag.shape());
   if (p.softplus)
     for (std::int64_t i = 0; i < dt_mag.numel(); ++i)
-      if (dt_mag[i] != 0.0) dt_mag.data()[i] += 1.0 + dt_mag[i];
+      if (dt_mag[i] != 0.0)
+        dt_err.data()[i] = kAccumulationRoundoff * dt_softplus_error(p, raw_at(i / p.q, i % p.q), bias_at(i / p.q), dt_mag[i]);
 
   // Error magnitude of the cumsum the decays come from, per chunk position: sum of |A| (|dt'| +
   // dt's own error). Softplus's error is absolute, so a strongly decaying head (large |A|) charges
@@ -38,6 +68,7 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
   {
     const Tensor& dt_out = cumsum.get("dt_out").value;
     const Tensor& A = in.at("A");
+    const double scale = softplus_charge_scale(p, slack != nullptr);
     double previous_chunk = 0.0;  // the charge the previous chunk's steps add up to (same row and head)
     for (std::int64_t row = 0; row < dA.numel() / p.q; ++row) {
       const double a = std::fabs(A[(row / NC) % p.h]);
@@ -48,8 +79,7 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
       double running = !slack ? 0.0 : c == 0 ? slack->leading_charge[static_cast<std::size_t>((row / NC) % p.h)] : previous_chunk;
       double own = 0.0;
       for (std::int64_t i = 0; i < p.q; ++i) {
-        const double d = dt_out[row * p.q + i];
-        const double step = d == 0.0 ? 0.0 : a * (std::fabs(d) + (p.softplus ? 1.0 + std::fabs(d) : 0.0));
+        const double step = dt_step_charge(p, a, raw_at(row, i), bias_at(row), dt_out[row * p.q + i], scale);
         running += step;
         own += step;
         charge.data()[row * p.q + i] = std::max(running, std::fabs(dA[row * p.q + i]));
@@ -183,16 +213,79 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
                             conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot) + 2 * tf32_operand_roundoff(p, dot) +
                             tf32_operand_roundoff(p, dC) + tf32_operand_roundoff(p, d_entering) +
                             2 * tf32_operand_roundoff(p, dx);
+  const std::int64_t n_out = std::max(p.q, p.n) + NC + extra_chunks, n_final = p.q + NC + extra_chunks;
+
+  // Softplus's error carried through the pipeline: the shadows with dt_err in place of |dt'|.
+  std::optional<Tensor> carried_out, carried_final;
+  Tensor prev_C(DType::f64, prev_S.shape());
+  if (p.softplus) {
+    const Tensor states_C = chunk_state_chunked({&absB, &absx, &dt_err, &dA, seq}).get("states").value;
+    const Tensor flat_C = states_C.reshaped({p.b, NC, p.h, PN});
+    const Outputs pass_C = state_passing_chunked({&flat_C, &totals, nullptr, seq, p.q});
+    prev_C = pass_C.get("out").value.reshaped({p.b, NC, p.h, p.p, p.n});
+    carried_final = pass_C.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
+    carried_out = chunk_scan_chunked({&cb_S, &absx, &dt_err, &dA, &absC, &prev_C, nullptr, nullptr, seq}).get("out").value;
+  }
+
+  // Each rounding point charged on the magnitude of what it rounds (its own path):
+  //  - the coefficient cb.decay.dt rounded to x.dtype (and, under TF32, it and x): on the diagonal
+  //    terms with |CB| itself (plus its own error bound) instead of CB's shadow |C| |B|^T;
+  //  - B and C converted to the dot dtype: every product of CB, on the diagonal shadow;
+  //  - B*w rounded to x.dtype in the chunk states: every term of every state, on the carried shadow;
+  //  - the entering states rounded to the state dtype (and, under TF32, they and C): on the carried
+  //    terms with |h| (the entering state's value plus its own error bound) instead of its shadow.
+  // D x rounds nothing. The magnitudes computed in float64 from exact decays are raised by the
+  // relative error the decays' exponent charge allows (decay_slack), and dt' by its softplus error.
+  const double u_coefficient = conversion_roundoff(DType::f32, dx) + 2 * tf32_operand_roundoff(p, dx);
+  const double u_dot = conversion_roundoff(dC, dot) + conversion_roundoff(dB, dot) + 2 * tf32_operand_roundoff(p, dot);
+  const double u_entering = conversion_roundoff(DType::f32, d_entering) + tf32_operand_roundoff(p, dC) +
+                            tf32_operand_roundoff(p, d_entering);
+  const ToleranceConstants& c_out = op_spec(p.op).output("out").tolerance;
+  const double phi_out = std::sqrt(static_cast<double>(n_out)) + c_out.c_phi;
+  double largest_charge = 0.0;
+  for (std::int64_t i = 0; i < charge.numel(); ++i) largest_charge = std::max(largest_charge, charge[i]);
+  const double decay_slack = 1.0 + std::expm1(2.0 * c_out.k_exp * kAccumulationRoundoff * phi_out * largest_charge);
+  Tensor per_path(DType::f64, y.without_skip.shape());
+  if (slack == nullptr) {
+    const Tensor zero_states(DType::f64, prev_S.shape());
+    Tensor cb_mag = absolute(chunk_coupling_chunked({&in.at("C"), &in.at("B"), p.q, seq, false}).get("CB").value);
+    const double cb_unit = 2.0 * u_dot + 2.0 * kAccumulationRoundoff * (std::sqrt(static_cast<double>(p.n)) + 4.0);
+    for (std::int64_t i = 0; i < cb_mag.numel(); ++i)
+      cb_mag.data()[i] = cb_mag[i] * (1.0 + 2.0 * kAccumulationRoundoff) + cb_unit * cb_S[i];
+    const Tensor dt_coefficient = sum(dt_mag, dt_err);
+    const Tensor diagonal_value =
+        chunk_scan_chunked({&cb_mag, &absx, &dt_coefficient, &dA, &absC, &zero_states, nullptr, nullptr, seq}).get("out").value;
+    // The entering states' values: the chunk states of the signed inputs, passed between chunks.
+    const Tensor states_v = chunk_state_chunked({&in.at("B"), &in.at("x"), &cumsum.get("dt_out").value, &dA, seq}).get("states").value;
+    const Tensor flat_v = states_v.reshaped({p.b, NC, p.h, PN});
+    std::optional<Tensor> flat_init_v;
+    if (const Tensor* init = in.find("initial_states")) flat_init_v = init->reshaped({p.b, p.h, PN});
+    Tensor h_mag = absolute(state_passing_chunked({&flat_v, &totals, ptr(flat_init_v), seq, p.q}).get("out").value)
+                       .reshaped(prev_S.shape());
+    const double phi_final = std::sqrt(static_cast<double>(n_final)) + c_out.c_phi;
+    for (std::int64_t i = 0; i < h_mag.numel(); ++i)
+      h_mag.data()[i] += 2.0 * (u_states + c_out.k * kAccumulationRoundoff * phi_final) * prev_S[i] +
+                         c_out.k_exp * kAccumulationRoundoff * phi_final * prev_E[i] + prev_C[i];
+    const Tensor entering =
+        chunk_scan_chunked({&zero_cb, &absx, &dt_mag, &dA, &absC, &h_mag, nullptr, nullptr, seq}).get("out").value;
+    for (std::int64_t i = 0; i < per_path.numel(); ++i)
+      per_path.data()[i] = decay_slack * (u_coefficient * diagonal_value[i] + u_entering * entering[i]) +
+                              u_dot * y.diagonal[i] + u_states * std::max(0.0, y.without_skip[i] - y.diagonal[i]);
+  }
+
   Bounds bounds;
-  add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, std::max(p.q, p.n) + NC + extra_chunks, bounds,
-                   std::max(half_subnormal(d_entering), half_subnormal(dx)));
+  // A packed batch's sequence may be cut by another chunk grid (GridSlack): which terms are carried
+  // in and which states are rounded is then the kernel's grid's, so every path takes every point.
+  add_gated_bounds(p, oracle, in.find("z"), y, u_out_path, n_out, bounds,
+                   std::max(half_subnormal(d_entering), half_subnormal(dx)), slack ? nullptr : &per_path,
+                   ptr(carried_out));
   // In a packed batch (slack given) this row is one sequence and final_states its varlen state,
   // which kernels build from the stored entering state of the sequence's last chunk plus that
   // chunk's own part (mamba_ssm's and vLLM's chunk_state_varlen): the entering states' granted
   // rounding to the state dtype reaches it, charged here on the whole shadow.
   const double u_final = u_states + (slack ? conversion_roundoff(DType::f32, d_entering) : 0.0);
-  bounds.add(make_bound(p, oracle.get("final_states"),
-                        {&final_S, &final_E, u_final, p.q + NC + extra_chunks, &final_F, half_subnormal(dx)}));
+  bounds.add(make_bound(p, oracle.get("final_states"), {&final_S, &final_E, u_final, n_final, &final_F,
+                                                        half_subnormal(dx), nullptr, ptr(carried_final)}));
   return bounds;
 }
 

@@ -49,11 +49,12 @@ Bounds mamba2_varlen_bounds(const Problem& p, const InputSet& in, const Outputs&
     if (p.dt_limit) limit = *p.dt_limit;
     const Tensor& raw = in.at("dt");
     const Tensor* bias = in.find("dt_bias");
+    const double scale = softplus_charge_scale(p, true);
     for (std::int64_t t = start - start % p.q; t < start; ++t)
       for (std::int64_t h = 0; h < p.h; ++h) {
-        const double d = std::fabs(process_dt(raw[t * p.h + h], bias ? (*bias)[h] : 0.0, p.softplus, limit));
-        slack.leading_charge[static_cast<std::size_t>(h)] +=
-            std::fabs(in.at("A")[h]) * (d + (p.softplus && d != 0.0 ? 1.0 + d : 0.0));
+        const double b = bias ? (*bias)[h] : 0.0;
+        const double d = std::fabs(process_dt(raw[t * p.h + h], b, p.softplus, limit));
+        slack.leading_charge[static_cast<std::size_t>(h)] += dt_step_charge(p, std::fabs(in.at("A")[h]), raw[t * p.h + h], b, d, scale);
       }
     const Bounds bounds = mamba2_row_bounds(one, inputs, truth, &slack);
     auto put = [&](OutputBound& into, const OutputBound& from, std::int64_t offset) {

@@ -14,6 +14,12 @@ Bounds mamba2_bounds(const Problem& p, const InputSet& in, const Outputs& oracle
 struct GridSlack {
   std::vector<double> leading_charge;  // [H]
 };
+// Mamba2Fwd's exponent charge per step of the dA cumsum: |A| (|dt'| + scale x dt_softplus_error),
+// where `scale` = softplus_charge_scale(p, packed) turns the exponent term's k_exp u_acc phi(n) into
+// at least u_acc on the softplus part: that error is bounded per step and adds up linearly, so it
+// takes no accumulation factor (docs/tolerance.md, "Softplus allowance").
+double softplus_charge_scale(const Problem& p, bool packed);
+double dt_step_charge(const Problem& p, double a, double raw, double bias, double dt, double scale);
 // Mamba2Fwd on rows of its own (no packed batch); `slack` for a sequence cut out of one.
 Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& oracle, const GridSlack* slack);
 // A packed batch (+varlen), one sequence at a time (mamba2_varlen.cpp).
@@ -32,6 +38,7 @@ struct ScanShadow {
   Tensor with_skip;     // plus |D x|
   Tensor exponent;      // E of the terms without D
   Tensor floor;         // F: what the subnormal floor of the intermediate roundings multiplies
+  Tensor diagonal;      // the diagonal (within-chunk) terms of without_skip alone
 };
 // abs_args: every linear input replaced by its absolute value (z ignored). charge: per chunk
 // position, the error magnitude of the cumsum the decays are computed from (|dA| when dA is an
@@ -40,7 +47,12 @@ struct ScanShadow {
 ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, const Tensor& charge,
                              const Tensor* exponent_states);
 // Adds the bounds of "out" (and "out_x" with z) from y's shadow.
+// `intermediate` and `carried` (before the gate; optional) as in BoundTerms.
 void add_gated_bounds(const Problem& p, const Outputs& oracle, const Tensor* z, const ScanShadow& s, double u_mid,
-                      std::int64_t n, Bounds& bounds, double floor_unit);
+                      std::int64_t n, Bounds& bounds, double floor_unit, const Tensor* intermediate = nullptr,
+                      const Tensor* carried = nullptr);
+// Per-path intermediate charge of a chunk scan: u_diagonal on the diagonal terms, u_carried on the
+// carried-in ones (without_skip - diagonal); D x rounds nothing.
+Tensor scan_path_charge(const ScanShadow& s, double u_diagonal, double u_carried);
 
 }  // namespace ssd::tolerance

@@ -1,6 +1,8 @@
 // Bounds of the stage ops: chunk_cumsum, chunk_coupling, chunk_state, state_passing, chunk_scan.
 // Shadows come from the chunked oracle itself run on absolute values (the decays are positive
 // already), and exponent terms from the same run with each token's weight scaled by |dA|.
+#include <algorithm>
+
 #include "common.h"
 #include "ops.h"
 #include "ssd/reference/helpers.h"
@@ -20,7 +22,12 @@ Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& 
   const Tensor& dt_out = oracle.get("dt_out").value;
   const ChunkGrid grid{p.s, p.q};
   const std::int64_t NC = chunks_of(p), Q = p.q;
+  // S_dt: the shadow of dt' that dA_cumsum's terms carry (every error of dt' charged on the cumsum's
+  // phi(Q), which is what keeps a long same-sign cumsum inside its bound: Known limits). dt_out's own
+  // bound is that of one elementwise pipeline: |dt'| (the bias add, the clamp's fl32(limit)) and the
+  // softplus error carried as derived (dt_softplus_error).
   Tensor S_dt(DType::f64, dt_out.shape()), S_dA(DType::f64, dt_out.shape());
+  Tensor S_out(DType::f64, dt_out.shape()), carried_out(DType::f64, dt_out.shape());
   for (std::int64_t b = 0; b < p.b; ++b)
     for (std::int64_t h = 0; h < p.h; ++h)
       for (std::int64_t c = 0; c < NC; ++c) {
@@ -41,6 +48,9 @@ Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& 
             // kernel can store.
             const double unclamped = p.softplus ? softplus_thr20(raw) : raw;
             if (dt_out[at] != unclamped) s += std::fabs(dt_out[at]);
+            S_out.data()[at] = std::fabs(dt_out[at]);
+            // The clamp is 1-Lipschitz: it passes the softplus error on, no larger.
+            carried_out.data()[at] = kAccumulationRoundoff * dt_softplus_error(p, raw - bias_h, bias_h, std::fabs(unclamped));
           }
           S_dt.data()[at] = s;
           running += std::fabs(A[h]) * (std::fabs(dt_out[at]) + s);
@@ -49,7 +59,7 @@ Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& 
       }
   Bounds bounds;
   bounds.add(make_bound(p, oracle.get("dA_cumsum"), {&S_dA, nullptr, 0.0, Q}));
-  bounds.add(make_bound(p, oracle.get("dt_out"), {&S_dt, nullptr, 0.0, 1}));
+  bounds.add(make_bound(p, oracle.get("dt_out"), {&S_out, nullptr, 0.0, 1, nullptr, 0.0, nullptr, &carried_out}));
   return bounds;
 }
 
@@ -137,6 +147,10 @@ ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, co
   f.dA_cumsum = &zero_dA;
   f.states = &ones_states;
   s.floor = chunk_scan_chunked(f).get("out").value;
+  Tensor no_states(DType::f64, a.states->shape());
+  ChunkScanArgs d = a;
+  d.states = &no_states;
+  s.diagonal = chunk_scan_chunked(d).get("out").value;
   // Exponents: the carried-in decay exp(dA[i]) and the diagonal exp(dA[i] - dA[k]) both charge
   // |dA[i]|; the diagonal also charges |dA[k]| (token weights dt * |dA|); the carried states bring
   // their own exponent charge (exponent_states, or none when the states are inputs).
@@ -160,26 +174,41 @@ ScanShadow chunk_scan_shadow(const Problem& p, const ChunkScanArgs& abs_args, co
   return s;
 }
 
+Tensor scan_path_charge(const ScanShadow& s, double u_diagonal, double u_carried) {
+  Tensor m(DType::f64, s.without_skip.shape());
+  for (std::int64_t i = 0; i < m.numel(); ++i)
+    m.data()[i] = u_diagonal * s.diagonal[i] + u_carried * std::max(0.0, s.without_skip[i] - s.diagonal[i]);
+  return m;
+}
+
 void add_gated_bounds(const Problem& p, const Outputs& oracle, const Tensor* z, const ScanShadow& s,
-                      double u_mid, std::int64_t n, Bounds& bounds, double floor_unit) {
+                      double u_mid, std::int64_t n, Bounds& bounds, double floor_unit, const Tensor* intermediate,
+                      const Tensor* carried) {
   if (z == nullptr) {
-    bounds.add(make_bound(p, oracle.get("out"), {&s.with_skip, &s.exponent, u_mid, n, &s.floor, floor_unit}));
+    bounds.add(make_bound(p, oracle.get("out"),
+                          {&s.with_skip, &s.exponent, u_mid, n, &s.floor, floor_unit, intermediate, carried}));
     return;
   }
   // out_x = y; out = y * silu(z): the gate scales y's shadow, and its own evaluation (exp, divide,
   // two products) adds a few roundings relative to |out|, charged as extra shadow |out|.
   if (oracle.has("out_x"))
-    bounds.add(make_bound(p, oracle.get("out_x"), {&s.with_skip, &s.exponent, u_mid, n, &s.floor, floor_unit}));
+    bounds.add(make_bound(p, oracle.get("out_x"),
+                          {&s.with_skip, &s.exponent, u_mid, n, &s.floor, floor_unit, intermediate, carried}));
   Tensor S_out(DType::f64, s.with_skip.shape()), E_out(DType::f64, s.with_skip.shape());
   Tensor F_out(DType::f64, s.with_skip.shape());
+  Tensor M_out(DType::f64, intermediate ? s.with_skip.shape() : Shape{0});
+  Tensor C_out(DType::f64, carried ? s.with_skip.shape() : Shape{0});
   const Tensor& out = oracle.get("out").value;
   for (std::int64_t i = 0; i < out.numel(); ++i) {
     const double zi = (*z)[i], g = std::fabs(zi / (1.0 + std::exp(-zi)));
     S_out.data()[i] = g * s.with_skip[i] + std::fabs(out[i]);
     E_out.data()[i] = g * s.exponent[i];
     F_out.data()[i] = g * s.floor[i];
+    if (intermediate) M_out.data()[i] = g * (*intermediate)[i];
+    if (carried) C_out.data()[i] = g * (*carried)[i];
   }
-  bounds.add(make_bound(p, oracle.get("out"), {&S_out, &E_out, u_mid, n, &F_out, floor_unit}));
+  bounds.add(make_bound(p, oracle.get("out"), {&S_out, &E_out, u_mid, n, &F_out, floor_unit, intermediate ? &M_out : nullptr,
+                                               carried ? &C_out : nullptr}));
 }
 
 Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& oracle) {
@@ -197,11 +226,14 @@ Bounds chunk_scan_bounds(const Problem& p, const InputSet& in, const Outputs& or
   // states are already in C's dtype or narrower), not a rounding from f32.
   const DType dC = in.at("C").dtype(), dx = in.at("x").dtype(), dS = in.at("states").dtype();
   // Declared TF32: C and the states (C.dtype), the coefficients and x (x.dtype) rounded once more.
-  const double u_mid = conversion_roundoff(dS, dC) + conversion_roundoff(DType::f32, dx) +
-                       2 * tf32_operand_roundoff(p, dC) + 2 * tf32_operand_roundoff(p, dx);
+  // Each rounding point acts on its own path: the coefficient and x (the diagonal terms), the states
+  // and C (the carried-in terms); D x rounds nothing.
+  const double u_diagonal = conversion_roundoff(DType::f32, dx) + 2 * tf32_operand_roundoff(p, dx);
+  const double u_carried = conversion_roundoff(dS, dC) + 2 * tf32_operand_roundoff(p, dC);
+  const Tensor M = scan_path_charge(s, u_diagonal, u_carried);
   Bounds bounds;
-  add_gated_bounds(p, oracle, in.find("z"), s, u_mid, std::max(p.q, p.n), bounds,
-                   std::max(half_subnormal(dC), half_subnormal(dx)));
+  add_gated_bounds(p, oracle, in.find("z"), s, u_diagonal + u_carried, std::max(p.q, p.n), bounds,
+                   std::max(half_subnormal(dC), half_subnormal(dx)), &M);
   return bounds;
 }
 

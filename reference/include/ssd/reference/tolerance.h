@@ -2,11 +2,13 @@
 // such that an honest kernel's stored value y satisfies |y - y*| <= B, built from magnitude
 // shadows of the computation that produced y*:
 //
-//   B = rounding (u_out |y*| + u_mid S) + k u_acc phi(n) S + k_exp u_acc phi(n) E + tau_out
+//   B = rounding (u_out |y*| + u_mid S) + k u_acc phi(n) S + k_exp u_acc phi(n) E + C + tau_out
 //
 // S is the sum of |terms| (the computation on absolute values), E the same terms weighted by the
 // magnitude of the exponents (decays) they carry, u_mid the sum of the unit roundoffs of the
-// intermediate rounding points the contract grants on the path, phi(n) = sqrt(n) + c_phi.
+// intermediate rounding points the contract grants on the path (per path where the op knows which
+// point rounds what), C the errors carried in from values the op computes and bounds itself
+// (softplus's on dt'), phi(n) = sqrt(n) + c_phi.
 // Elements whose value the contract fixes exactly (masked zeros, L's unit diagonal, untouched
 // state rows) carry bound 0 and are flagged exact.
 #pragma once
