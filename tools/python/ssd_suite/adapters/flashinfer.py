@@ -261,7 +261,8 @@ def run(call, update, place):
     return {output: placed[arg] for output, arg in OUTPUTS.items() if arg in placed}
 
 
-def recurrent(problem, inputs):
-    """SSDRecurrentFwd (contract §8, §8.1): FlashInfer's selective_state_update."""
+def recurrent(problem, inputs, place=on_cuda):
+    """SSDRecurrentFwd (contract §8, §8.1): FlashInfer's selective_state_update, its tensors placed
+    by `place` (CUDA; the tests place them on the host for a numpy stand-in of FlashInfer)."""
     update = selective_state_update()  # first: without FlashInfer every case says so
-    return run(arguments(problem, inputs), update, on_cuda)
+    return run(arguments(problem, inputs), update, place)
