@@ -76,7 +76,8 @@ def make(bug=None, check_strides=True):
             per_row = x.shape[1] if x.ndim == 4 else 1
             cu = np.arange(x.shape[0] + 1, dtype=np.int64) * per_row
         result = out if out is not None else np.empty_like(x)
-        xs, zs, outs = x.reshape(-1, heads, dim), None if z is None else z.reshape(-1, heads, dim), result.reshape(-1, heads, dim)
+        xs, outs = x.reshape(-1, heads, dim), result.reshape(-1, heads, dim)  # tokens one after the other
+        zs = None if z is None else z.reshape(-1, heads, dim)
         steps = np.asarray(dt, dtype=F32)[..., 0].reshape(-1, heads)  # one dt per token and head
         Bs, Cs = B.reshape(-1, groups, B.shape[-1]).astype(F32), C.reshape(-1, groups, C.shape[-1]).astype(F32)
         group = np.arange(heads) // (heads // groups)
@@ -93,7 +94,8 @@ def make(bug=None, check_strides=True):
         def store(entry, h):
             if entry == pad_slot_id and bug != "padded_slot_written":
                 return
-            if disable_state_update and not (bug == "update_state_ignored_with_dst" and dst_state_batch_indices is not None):
+            ignored = bug == "update_state_ignored_with_dst" and dst_state_batch_indices is not None
+            if disable_state_update and not ignored:
                 return
             if intermediate_states_buffer is not None and bug == "intermediate_only":
                 return

@@ -104,7 +104,8 @@ def selective_state_update():
     module = library("flashinfer.mamba", PATH_VARIABLE)
     update = getattr(module, "selective_state_update", None)
     if update is None:
-        raise NotImplementedError(f"this flashinfer.mamba ({getattr(module, '__file__', '?')}) has no selective_state_update")
+        where = getattr(module, "__file__", "?")
+        raise NotImplementedError(f"this flashinfer.mamba ({where}) has no selective_state_update")
     return update
 
 
