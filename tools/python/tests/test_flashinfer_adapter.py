@@ -126,6 +126,8 @@ def test_a_one_token_row_that_reads_a_slot_and_writes_the_padding_id_is_skipped(
     writes[row] = problem.values["pad"]
     with pytest.raises(NotImplementedError, match="skips a store only when the read entry is pad_slot_id"):
         fi.arguments(problem, inputs)
+    read_only = ssd_suite.Problem(SERVING[2] + " +nowrite")  # nothing is stored: the table is expressible
+    assert fi.arguments(read_only, inputs)["disable_state_update"] is True
 
 
 def test_the_per_head_roles_are_stride_0_views_and_d_is_zeros():

@@ -175,7 +175,7 @@ def arguments(problem, inputs):
     nowrite = "nowrite" in flags
     reads = padding_as(inputs.get("state_batch_indices"), pad)
     writes = padding_as(inputs.get("dst_state_batch_indices"), pad)
-    if not tokens and reads is not None:
+    if not tokens and reads is not None and not nowrite:
         stored = writes if writes is not None else reads
         if np.any((reads != pad) & (stored == pad)):
             raise NotImplementedError("FlashInfer's single-token kernel skips a store only when the read entry is "
