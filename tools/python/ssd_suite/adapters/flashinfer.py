@@ -34,8 +34,8 @@ How the contract's arguments map (arguments() builds the call on the host, run()
   with pad_slot_id, the contract every negative entry too: those are passed as the padding id (the
   same meaning). pad= is pad_slot_id.
 - +spec: the [Bt,T] tables. FlashInfer stores a state per token only to dst_state_batch_indices
-  (without it, the last one to the read slot), so without +dst the read table goes as the write
-  table too, as the contract defines it. +accepted: num_accepted_tokens.
+  (without it, the last one to the read slot), so without +dst (and +nowrite) the read table goes
+  as the write table too, as the contract defines it. +accepted: num_accepted_tokens.
 - +nowrite: disable_state_update=True. +inter: intermediate_states_buffer [Bt,T,H,P,N] in the
   state's dtype, with intermediate_state_indices 0..Bt-1 (without them FlashInfer indexes the
   buffer by the read slot); with +nowrite +dst the write table, which then stores nothing, is left
@@ -45,7 +45,7 @@ How the contract's arguments map (arguments() builds the call on the host, run()
   algorithm: $SSD_FLASHINFER_ALGORITHM (simple, vertical or horizontal) when set, else its "auto".
 
 SKIPPED besides the untied layout:
-- a one-token call whose row reads a slot but has the padding id as its write entry: the
+- a one-token call (not +nowrite) whose row reads a slot but has the padding id as its write entry: the
   single-token kernel skips a store only when the read entry is pad_slot_id, and would store to
   that id (contract §8.1: no store);
 - +inter with write slots that are stored (+dst or +spec without +nowrite): FlashInfer takes
