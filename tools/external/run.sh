@@ -2,25 +2,27 @@
 # The verdict table of docs/external-kernels.md on a GPU host, in one command: for each library
 # (mamba_ssm, vLLM) and each way Triton takes f32 operands into dot products (IEEE, and TF32, what
 # the libraries ship with), the golden set's problems and a fuzz campaign in --shards shards run
-# through the Python package, all at once; tools/external/table.py then prints the table from their
+# through the Python package, all at once (FlashInfer's decode step, CUDA without dot products, in
+# one mode); tools/external/table.py then prints the table from their
 # JSON reports. With --cuda LIB, the same campaign of a kernel-ABI library runs beside them, one
 # shard through the Python package and one through ssd-fuzz (their throughputs side by side).
-#   bash tools/external/run.sh --capi LIBSSD_CAPI [--mamba DIR] [--vllm DIR] [--cuda LIB --ssd-fuzz PATH]
-#                              [--seconds 480] [--shards 2] [--seed 1] [--out DIR]
-# DIR holds the library's Python package (mamba_ssm/ or vllm/: upstream sources, never part of this
-# repository). Logs, reports and failing case files go to --out (default $OUT or ./external-run).
+#   bash tools/external/run.sh --capi LIBSSD_CAPI [--mamba DIR] [--vllm DIR] [--flashinfer DIR]
+#                              [--cuda LIB --ssd-fuzz PATH] [--seconds 480] [--shards 2] [--seed 1] [--out DIR]
+# DIR holds the library's Python package (mamba_ssm/, vllm/ or flashinfer/: upstream sources, never
+# part of this repository). Logs, reports and failing case files go to --out (default $OUT or ./external-run).
 # The golden problems run as the library ships; the campaigns set SSD_MAMBA_SSM_WORKAROUNDS=1 so
 # that mamba_ssm's known None-argument bug (docs/external-kernels.md) does not end them.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-capi="" mamba="" vllm="" cuda="" ssd_fuzz="" seconds=480 shards=2 seed=1 out=${OUT:-./external-run}
+capi="" mamba="" vllm="" flashinfer="" cuda="" ssd_fuzz="" seconds=480 shards=2 seed=1 out=${OUT:-./external-run}
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "run.sh: argument '$1' needs a value" >&2; exit 2; }
   case "$1" in
     --capi) capi=$2 ;;
     --mamba) mamba=$2 ;;
     --vllm) vllm=$2 ;;
+    --flashinfer) flashinfer=$2 ;;
     --cuda) cuda=$2 ;;
     --ssd-fuzz) ssd_fuzz=$2 ;;
     --seconds) seconds=$2 ;;
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
   shift 2
 done
 [ -f "$capi" ] || { echo "run.sh: argument '--capi': '$capi' is not a file (libssd-capi.so)" >&2; exit 2; }
-for pair in "mamba:$mamba" "vllm:$vllm"; do
+for pair in "mamba:$mamba" "vllm:$vllm" "flashinfer:$flashinfer"; do
   dir=${pair#*:}
   [ -z "$dir" ] || [ -d "$dir" ] || { echo "run.sh: argument '--${pair%%:*}': '$dir' is not a folder" >&2; exit 2; }
 done
@@ -78,6 +80,7 @@ library() {  # name adapter folder-variable folder mode
                      library mamba_ssm ssd_suite.adapters.mamba_ssm SSD_MAMBA_SSM_PATH "$mamba" tf32; }
 [ -z "$vllm" ] || { library vllm ssd_suite.adapters.vllm SSD_VLLM_PATH "$vllm" ieee
                     library vllm ssd_suite.adapters.vllm SSD_VLLM_PATH "$vllm" tf32; }
+[ -z "$flashinfer" ] || library flashinfer ssd_suite.adapters.flashinfer SSD_FLASHINFER_PATH "$flashinfer" ieee
 if [ -n "$cuda" ]; then
   ( timeout "$limit" python3 -m ssd_suite fuzz --kernels "$cuda" --time "$seconds" --seed "$seed" --shard 0/2 \
       --report "$out/cuda-ieee-python0.json" --dump "$out/cases-cuda" >"$out/cuda-python0.txt" 2>&1 || true ) &

@@ -1,6 +1,7 @@
 """What the adapters of GPU libraries share: torch imported on first use (a missing torch, CUDA
 device or library makes every case SKIPPED, never a crashed campaign), a case's inputs as CUDA
-tensors in their contract storage dtypes, and the library's source folder put on sys.path."""
+tensors in their contract storage dtypes, the library's source folder put on sys.path, and the
+decode step's slot tables in the padding convention of serving libraries."""
 import importlib
 import os
 import sys
@@ -24,6 +25,19 @@ def torch():
 def torch_dtype(name):
     """The torch dtype of a contract dtype name ("bf16" -> torch.bfloat16)."""
     return getattr(torch(), _TORCH_DTYPES[name])
+
+
+def device_tensor(array, dtype="i32"):
+    """A host array as a contiguous CUDA tensor of contract dtype `dtype` (an index table by
+    default); bf16 values arrive as exact float32 and are narrowed without rounding."""
+    host = torch().from_numpy(np.ascontiguousarray(array))
+    return host.to(device="cuda").to(torch_dtype(dtype))
+
+
+def padding_as(table, pad):
+    """A slot table with every padding entry written as the padding id `pad`: the contract takes
+    any negative entry as padding too (§8.1), serving libraries only the id itself. None stays None."""
+    return None if table is None else np.where(table < 0, pad, table).astype(np.int32)
 
 
 def library(module, path_variable):
@@ -68,9 +82,7 @@ class Tensors:
         if name not in self._inputs:
             return None
         if name not in self._made:
-            t = torch()
-            host = t.from_numpy(np.ascontiguousarray(self._inputs[name]))
-            self._made[name] = host.to(device="cuda").to(torch_dtype(self._inputs.dtypes[name]))
+            self._made[name] = device_tensor(self._inputs[name], self._inputs.dtypes[name])
         return self._made[name]
 
     get = __getitem__

@@ -50,7 +50,7 @@ import types
 
 import numpy as np
 
-from ._torch import Tensors, asked_for, f32_dots_of_triton, library, torch, torch_dtype
+from ._torch import Tensors, asked_for, device_tensor, f32_dots_of_triton, library, padding_as, torch, torch_dtype
 
 name = "vllm"
 PATH_VARIABLE = "SSD_VLLM_PATH"
@@ -77,11 +77,6 @@ def _ops(module):
     torch()  # no torch or CUDA device: SKIPPED before anything is imported
     _stand_ins()
     return library(f"vllm.model_executor.layers.mamba.ops.{module}", PATH_VARIABLE)
-
-
-def _device_tensor(array, dtype="i32"):
-    host = torch().from_numpy(np.ascontiguousarray(array))
-    return host.to(device="cuda").to(torch_dtype(dtype))
 
 
 def mamba2(problem, inputs):
@@ -128,10 +123,10 @@ def mamba2(problem, inputs):
     combined = _ops("ssd_combined")
     varlen_states = combined.mamba_chunk_scan_combined_varlen(
         x, t["dt"][0], t["A"], t["B"][0], t["C"][0], q,
-        cu_seqlens=_device_tensor(tables["cu_seqlens"]),
-        cu_chunk_seqlens=_device_tensor(tables["cu_chunk_seqlens"]),
-        last_chunk_indices=_device_tensor(tables["last_chunk_indices"]),
-        seq_idx=_device_tensor(tables["chunk_seq_idx"]),
+        cu_seqlens=device_tensor(tables["cu_seqlens"]),
+        cu_chunk_seqlens=device_tensor(tables["cu_chunk_seqlens"]),
+        last_chunk_indices=device_tensor(tables["last_chunk_indices"]),
+        seq_idx=device_tensor(tables["chunk_seq_idx"]),
         out=out, D=t["D"], z=z, dt_bias=t["dt_bias"], initial_states=initial,
         dt_softplus="softplus" in problem.flags, dt_limit=problem.dt_limit,
         state_dtype=torch_dtype(state) if state else None)
@@ -160,10 +155,7 @@ def recurrent(problem, inputs):
     writes = inputs.get("dst_state_batch_indices")
     accepted = inputs.get("num_accepted_tokens")
 
-    def as_pad(table):  # every negative entry means padding in the contract, only null_block_id in vLLM
-        return None if table is None else np.where(table < 0, pad, table).astype(np.int32)
-
-    reads, writes = as_pad(reads), as_pad(writes)
+    reads, writes = padding_as(reads, pad), padding_as(writes, pad)  # vLLM's null_block_id only
     per_token = reads is not None and reads.ndim == 2
     if reads is not None:
         write_table = writes if writes is not None else reads
@@ -198,10 +190,10 @@ def recurrent(problem, inputs):
         dt = dt[:, :, :1].expand(dt.shape)
         dt_bias = dt_bias[:, :1].expand(h, p)
     if "varlen" in problem.flags:
-        cu_seqlens = _device_tensor(inputs["cu_seqlens"])
+        cu_seqlens = device_tensor(inputs["cu_seqlens"])
     elif tokens:
         rows = inputs["x"].shape[0]
-        cu_seqlens = _device_tensor(np.arange(rows + 1, dtype=np.int32) * tokens)
+        cu_seqlens = device_tensor(np.arange(rows + 1, dtype=np.int32) * tokens)
     else:
         cu_seqlens = None
     if per_token and accepted is None:
@@ -212,9 +204,9 @@ def recurrent(problem, inputs):
     out = tt.empty_like(x)
     update = _ops("mamba_ssm").selective_state_update
     update(state, x, dt, A, B, C, D, dt_bias, z=z, dt_softplus="softplus" in problem.flags,
-           state_batch_indices=_device_tensor(reads) if reads is not None else None,
-           dst_state_batch_indices=_device_tensor(writes) if writes is not None else None,
+           state_batch_indices=device_tensor(reads) if reads is not None else None,
+           dst_state_batch_indices=device_tensor(writes) if writes is not None else None,
            null_block_id=pad, out=out,
-           num_accepted_tokens=_device_tensor(accepted) if accepted is not None else None,
+           num_accepted_tokens=device_tensor(accepted) if accepted is not None else None,
            cu_seqlens=cu_seqlens)
     return {"out": out.reshape(t["x"].shape), "state": state}
