@@ -162,6 +162,14 @@ TEST(Isolation, HonestEmulationSameVerdictsInOneWorker) {
   const CaseJudgement invalid = isolated.check(ssd::parse_problem("mamba2:f32 b1 s8 h3 p2 g2 n2 q4 seed=1"));
   EXPECT_EQ(invalid.verdict, Verdict::invalid) << invalid.message;
   EXPECT_TRUE(has(invalid.message, "rejected")) << invalid.message;
+  // A layout that cannot hold (an f32 dt in the bf16 buffer of x) has no views to hand over:
+  // INVALID with its reason in both modes, without a kernel call.
+  const ssd::Problem unlaid = ssd::parse_problem("mamba2:bf16 b1 s5 h2 p4 g1 n4 q16 +softplus layout=zxbcdt seed=5");
+  for (ssd::CaseChecker* checker : {&isolated, &in_process}) {
+    const CaseJudgement j = checker->check(unlaid);
+    EXPECT_EQ(j.verdict, Verdict::invalid) << j.message;
+    EXPECT_TRUE(has(j.message, "dt is f32, x bf16")) << j.message;
+  }
   EXPECT_EQ(isolated.worker_starts(), 1);
 }
 

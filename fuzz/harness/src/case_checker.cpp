@@ -9,6 +9,7 @@
 #include "ssd/harness/invariance.h"
 #include "ssd/harness/judge_call.h"
 #include "ssd/reference/errors.h"
+#include "ssd/reference/layout.h"
 #include "ssd/reference/truth.h"
 #include "worker_process.h"
 
@@ -101,6 +102,15 @@ CaseChecker::Queued CaseChecker::prepare(const Problem& p) const {
     // Outside the contract: the kernel must reject it. When its tensors cannot even be built
     // (e.g. a negative size) there is nothing to hand the kernel, and the case is INVALID as is.
     q.invalid = *why;
+    // A layout that cannot hold (views of different dtypes in one buffer) cannot be handed to the
+    // kernel either: there are no views to build.
+    if (layout_reason(p)) {
+      q.settled = CaseJudgement{};
+      q.settled->problem = to_string(p);
+      q.settled->verdict = Verdict::invalid;
+      q.settled->message = *why;
+      return q;
+    }
     try {
       q.inputs = make_inputs_unchecked(p);
       output_shapes(p);

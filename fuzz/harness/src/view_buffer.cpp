@@ -74,8 +74,10 @@ ViewBuffer::ViewBuffer(MemoryPool& pool, const LayoutBuffer& buffer, std::vector
   if (contents.size() != views_.size()) throw std::runtime_error("ViewBuffer: one content per view");
   for (std::size_t i = 0; i < views_.size(); ++i)
     if (contents[i]->shape != views_[i].shape || contents[i]->dtype != buffer_.dtype)
-      throw std::runtime_error("input " + views_[i].role + " " + shape_string(contents[i]->shape) +
-                               " does not fit its view " + shape_string(views_[i].shape) + " of " + buffer_.name);
+      throw std::runtime_error("input " + views_[i].role + " " + std::string(dtype_name(contents[i]->dtype)) + " " +
+                               shape_string(contents[i]->shape) + " does not fit its view " +
+                               std::string(dtype_name(buffer_.dtype)) + " " + shape_string(views_[i].shape) + " of " +
+                               buffer_.name);
   for (auto [begin, end] : view_spans(views_, kMergeElements)) spans_.push_back(Span{begin, end, {}});
   if (!spans_.empty() && spans_.front().begin < kMergeElements) spans_.front().begin = 0;
   if (!spans_.empty() && buffer_.extent - spans_.back().end < kMergeElements) spans_.back().end = buffer_.extent;
