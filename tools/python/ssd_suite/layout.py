@@ -40,7 +40,8 @@ class Placement:
         return count
 
     def __repr__(self):
-        return f"Placement({self.role!r} in {self.buffer!r}, shape={self.shape}, strides={self.strides}, offset={self.offset})"
+        return (f"Placement({self.role!r} in {self.buffer!r}, shape={self.shape}, strides={self.strides}, "
+                f"offset={self.offset})")
 
 
 class Layout:
@@ -81,5 +82,6 @@ def layout_of(problem):
     for i in range(count.value):
         v = _capi.Placement()
         _capi.call("layout_placement", handle.ptr, i, ctypes.byref(v))
-        placements.append(Placement(v.role.decode(), v.buffer.decode(), v.shape[: v.rank], v.strides[: v.rank], v.offset))
+        placements.append(Placement(v.role.decode(), v.buffer.decode(), v.shape[: v.rank], v.strides[: v.rank],
+                                    v.offset))
     return Layout(buffers, placements)

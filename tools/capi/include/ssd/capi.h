@@ -8,9 +8,9 @@
  *    no C++ exception ever crosses the API;
  *  - on a non-OK status, ssd_capi_last_error() holds a one-line message of this thread naming the
  *    function and the argument ("ssd_capi_problem_parse: argument 'problem': token 'x5': ...");
- *  - handles (ssd_problem, ssd_inputs, ssd_layout, ...) are opaque, created by one function and released by
- *    its _free function (NULL is accepted); a handle is never modified after it is made, so one
- *    handle may be read from several threads;
+ *  - handles (ssd_problem, ssd_inputs, ssd_layout, ...) are opaque, created by one function and
+ *    released by its _free function (NULL is accepted); a handle is never modified after it is
+ *    made, so one handle may be read from several threads;
  *  - strings and tensor infos handed out stay valid until the handle they came from is freed;
  *  - values are copied into caller buffers whose size in bytes the caller passes; a buffer of the
  *    wrong size is an INVALID_ARGUMENT naming the buffer and the size expected. */
