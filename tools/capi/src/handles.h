@@ -7,6 +7,7 @@
 
 #include "ssd/capi.h"
 #include "ssd/harness/kernel_library.h"
+#include "ssd/reference/layout.h"
 #include "ssd/reference/op_spec.h"
 #include "ssd/reference/truth.h"
 
@@ -44,6 +45,12 @@ struct ssd_problem_list {
 
 struct ssd_library {
   ssd::KernelLibrary library;
+};
+
+struct ssd_layout {
+  ssd::InputLayout layout;
+  std::vector<ssd_capi_buffer_info> buffers;  // names point into layout.buffers
+  std::vector<ssd_capi_placement_info> placements;  // role and buffer names point into layout.placements
 };
 
 namespace ssd::capi {

@@ -2,11 +2,11 @@
 turns a non-OK status into SsdError carrying the library's message (which names the argument)."""
 import ctypes
 import os
-from ctypes import POINTER, c_char, c_char_p, c_double, c_int32, c_int64, c_uint64, c_void_p
+from ctypes import POINTER, c_char, c_char_p, c_double, c_int32, c_int64, c_uint32, c_uint64, c_void_p
 
 from . import _locate
 
-API_VERSION = 1  # the SSD_CAPI_VERSION this package is written against
+API_VERSION = 2  # the SSD_CAPI_VERSION this package is written against
 MAX_RANK = 8
 
 OK, INVALID_ARGUMENT, ERROR = 0, 1, 2
@@ -48,6 +48,15 @@ class OutputJudgement(ctypes.Structure):
                 ("not_finite", c_int64), ("max_r", c_double)]
 
 
+class LayoutBuffer(ctypes.Structure):
+    _fields_ = [("name", c_char_p), ("dtype", c_int32), ("extent", c_int64), ("poison", c_uint32)]
+
+
+class Placement(ctypes.Structure):
+    _fields_ = [("role", c_char_p), ("buffer", c_char_p), ("rank", c_int32), ("shape", c_int64 * MAX_RANK),
+                ("strides", c_int64 * MAX_RANK), ("offset", c_int64)]
+
+
 class CampaignOptions(ctypes.Structure):
     _fields_ = [("seed", c_uint64), ("shard", c_int64), ("shards", c_int64), ("dtypes", c_char_p),
                 ("large_fraction", c_double), ("huge_fraction", c_double)]
@@ -73,6 +82,11 @@ _STATUS = {
     "inputs_count": [P, POINTER(c_int64)],
     "inputs_info": [P, c_int64, POINTER(TensorInfo)],
     "inputs_copy": [P, c_char_p, c_int32, c_void_p, c_int64],
+    "layout_make": [P, POINTER(P)],
+    "layout_buffer_count": [P, POINTER(c_int64)],
+    "layout_buffer": [P, c_int64, POINTER(LayoutBuffer)],
+    "layout_placement_count": [P, POINTER(c_int64)],
+    "layout_placement": [P, c_int64, POINTER(Placement)],
     "truth_compute": [P, P, POINTER(P)],
     "truth_count": [P, POINTER(c_int64)],
     "truth_info": [P, c_int64, POINTER(TensorInfo)],
@@ -99,7 +113,7 @@ _STATUS = {
     "library_implements": [P, c_char_p, POINTER(c_int32)],
     "check_case": [P, P, POINTER(P)],
 }
-_FREE = ["problem", "inputs", "truth", "judgement", "problem_list", "library"]
+_FREE = ["problem", "inputs", "layout", "truth", "judgement", "problem_list", "library"]
 
 _lib = None
 

@@ -1,9 +1,10 @@
 """What the campaign accepts as an adapter, and how one case runs through it: a callable per op
 (a dict {op: fn}, or an object or module with one attribute per op name), called as
-fn(problem, inputs) -> {output name: array}; NotImplementedError means SKIPPED, any other
-exception a FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is.
-An adapter whose `f32_dots` is "tf32" declares that its library takes f32 operands into dot
-products as TF32: its cases of the ops with dot products are judged as `dots=tf32` problems."""
+fn(problem, inputs) -> {output name: array}, the inputs being strided views where the problem lays
+them out (layout=, ssd_suite.views); NotImplementedError means SKIPPED, any other exception a
+FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is. An
+adapter whose `f32_dots` is "tf32" declares that its library takes f32 operands into dot products
+as TF32: its cases of the ops with dot products are judged as `dots=tf32` problems."""
 import traceback
 
 from . import _capi
@@ -82,7 +83,10 @@ def run_case(adapter, problem):
         return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)} does not implement {problem.op}"), None
     if is_library(adapter):
         return fn(problem), None
-    case_inputs = make_inputs(problem)
+    try:
+        case_inputs = make_inputs(problem)
+    except MemoryError as e:  # the buffers of +far views, on a host that refuses them
+        return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)}: {e}"), None
     try:
         outputs = fn(problem, case_inputs)
     except NotImplementedError as e:

@@ -1,11 +1,14 @@
 """numpy views of a case: any array-like to numpy (DLPack first, so torch tensors work), a
-problem's inputs, and its oracle with masks and bounds, copied out of the C API."""
+problem's inputs (strided views where its layout= says so), and its oracle with masks and bounds,
+copied out of the C API."""
 import ctypes
 
 import numpy as np
 
 from . import _capi
+from .layout import Layout
 from .problem import Problem
+from .views import lay_out
 
 # How each storage dtype arrives in numpy. bf16 has no numpy dtype: its values come as float32,
 # each exactly a bf16 value (bf16 is the top half of a float32), unless bits are asked for.
@@ -47,12 +50,16 @@ def as_numpy(array, name="array"):
 
 class Inputs(dict):
     """The input tensors of a case by contract name, in the op's role order; `dtypes` gives each
-    one's storage dtype ("bf16" for a float32 array holding bf16 values)."""
+    one's storage dtype ("bf16" for a float32 array holding bf16 values). `layout` is the Layout
+    the arrays follow: the laid-out inputs are read-only views into the flat arrays of `buffers`
+    ({buffer name: array}, gaps poisoned); both are empty when every array is contiguous."""
 
-    def __init__(self, problem, arrays, dtypes, handle):
+    def __init__(self, problem, arrays, dtypes, handle, layout=None, buffers=None):
         super().__init__(arrays)
         self.problem = problem
         self.dtypes = dtypes
+        self.layout = layout if layout is not None else Layout()
+        self.buffers = buffers or {}
         self._handle = handle  # the C inputs, reused by the oracle of the same case
         self._truth = None
 
@@ -88,12 +95,16 @@ def _copy(kind, handle, name, what, dtype, shape):
     return out
 
 
-def inputs(problem, bf16="float32"):
+def inputs(problem, bf16="float32", views=True):
     """The inputs of a valid problem (a pure function of its string): f32 as float32, f16 as
     float16, i32 as int32, bf16 as float32 values that are exactly bf16 (bf16="bits": the uint16
-    bit patterns instead)."""
+    bit patterns instead). Under layout=zxbcdt or layout=strided the laid-out inputs are read-only
+    strided views into buffers whose gaps hold poison (ssd_suite.views), with the same values;
+    views=False gives them as contiguous arrays instead."""
     if bf16 not in ("float32", "bits"):
         raise ValueError(f"argument 'bf16': '{bf16}' is neither 'float32' nor 'bits'")
+    if views not in (True, False):
+        raise ValueError(f"argument 'views': {views!r} is neither True nor False")
     problem = as_problem(problem)
     handle = _capi.make("inputs", "inputs_make", problem._handle.ptr)
     arrays, dtypes = {}, {}
@@ -109,7 +120,12 @@ def inputs(problem, bf16="float32"):
         name = info.name.decode()
         arrays[name] = a
         dtypes[name] = _capi.dtype_name(info.dtype)
-    return Inputs(problem, arrays, dtypes, handle)
+    layout = problem.layout if views else Layout()
+    buffers = {}
+    if layout:
+        buffers, laid_out = lay_out(layout, arrays, bf16)
+        arrays.update(laid_out)  # in place of the dense arrays, keeping the role order
+    return Inputs(problem, arrays, dtypes, handle, layout, buffers)
 
 
 class OracleOutput:

@@ -5,6 +5,7 @@ import functools
 from ctypes import c_char_p, c_double, c_int32, c_int64, c_uint64
 
 from . import _capi
+from .layout import layout_of
 
 FLAGS = ("dt_bias", "softplus", "D", "Dhp", "z", "init", "causal", "sbi", "tie", "varlen", "dst", "spec", "accepted",
          "nowrite", "inter")
@@ -94,6 +95,12 @@ class Problem:
             _capi.call("problem_value", self._handle.ptr, key.encode(), ctypes.byref(v))
             values[key] = v.value
         return values
+
+    @functools.cached_property
+    def layout(self):
+        """Where the inputs lie in memory (ssd_suite.layout.Layout): the buffers of layout=zxbcdt or
+        layout=strided and each laid-out input's view in them; empty (false) under layout=contiguous."""
+        return layout_of(self)
 
     def option(self, key):
         """The value of the problem's `key=value` token as printed ("bf16" for state=bf16), or None

@@ -59,7 +59,7 @@ def test_campaign_cases_are_deterministic_and_of_the_shard():
 def test_op_names():
     assert ssd_suite.op_names() == ["mamba2", "chunk_cumsum", "chunk_coupling", "chunk_state", "state_passing",
                                     "chunk_scan", "recurrent", "discretize_segsum"]
-    assert ssd_suite.capi_version() == 1
+    assert ssd_suite.capi_version() == 2
 
 
 def test_a_missing_library_is_reported_with_its_path(tmp_path):

@@ -8,9 +8,9 @@
  *    no C++ exception ever crosses the API;
  *  - on a non-OK status, ssd_capi_last_error() holds a one-line message of this thread naming the
  *    function and the argument ("ssd_capi_problem_parse: argument 'problem': token 'x5': ...");
- *  - handles (ssd_problem, ssd_inputs, ...) are opaque, created by one function and released by
- *    its _free function (NULL is accepted); a handle is never modified after it is made, so one
- *    handle may be read from several threads;
+ *  - handles (ssd_problem, ssd_inputs, ssd_layout, ...) are opaque, created by one function and
+ *    released by its _free function (NULL is accepted); a handle is never modified after it is
+ *    made, so one handle may be read from several threads;
  *  - strings and tensor infos handed out stay valid until the handle they came from is freed;
  *  - values are copied into caller buffers whose size in bytes the caller passes; a buffer of the
  *    wrong size is an INVALID_ARGUMENT naming the buffer and the size expected. */
@@ -24,9 +24,10 @@
 extern "C" {
 #endif
 
-/* Bumped whenever a declaration of this header changes incompatibly; a caller compares
- * ssd_capi_version() with the value it was written against. */
-#define SSD_CAPI_VERSION 1
+/* Bumped whenever a declaration of this header changes incompatibly, and whenever functions are
+ * added (a caller of the new ones needs a library that has them); a caller compares
+ * ssd_capi_version() with the value it was written against. 2: the input layout (ssd_layout). */
+#define SSD_CAPI_VERSION 2
 #define SSD_CAPI_MAX_RANK 8
 
 #if defined(SSD_CAPI_BUILDING)
@@ -74,6 +75,7 @@ typedef struct ssd_truth ssd_truth;               /* oracle and bounds of a prob
 typedef struct ssd_judgement ssd_judgement;       /* the verdict on some outputs */
 typedef struct ssd_problem_list ssd_problem_list; /* shrink candidates */
 typedef struct ssd_library ssd_library;           /* a kernel library behind the kernel ABI */
+typedef struct ssd_layout ssd_layout;             /* where a problem's inputs lie in memory */
 
 /* An input tensor or an output of a case. */
 typedef struct {
@@ -87,6 +89,28 @@ typedef struct {
   int32_t has_exact;        /* some element must match exactly (mask in EXACT) */
   int64_t reduction_length; /* n of phi(n) in the bound (docs/tolerance.md) */
 } ssd_capi_tensor_info;
+
+/* One buffer that input views lie in (ssd::LayoutBuffer): `extent` elements of `dtype`; the
+ * elements no view reaches are gaps, which the kernel-ABI runner fills with `poison`. */
+typedef struct {
+  const char* name; /* "zxbcdt", or under layout=strided the name of the one input it holds */
+  int32_t dtype;    /* ssd_capi_dtype of its elements (x's dtype for zxbcdt) */
+  int64_t extent;   /* elements (past 2^31 with +far) */
+  uint32_t poison;  /* the bit pattern of one gap element, in its low 16 bits for f16 and bf16: a
+                       quiet NaN no arithmetic produces (f32 0x7FC0DEAD, bf16 0x7FDE, f16 0x7EAD),
+                       0x5EADBEEF for i32 */
+} ssd_capi_buffer_info;
+
+/* One laid-out input (ssd::Placement): element [i0, i1, ...] of the input is element
+ * offset + i0*strides[0] + i1*strides[1] + ... of its buffer. */
+typedef struct {
+  const char* role;   /* the input's contract name: "x", "dt", ... */
+  const char* buffer; /* the name of the buffer it lies in */
+  int32_t rank;
+  int64_t shape[SSD_CAPI_MAX_RANK];   /* the input's shape (ssd_capi_inputs_info's) */
+  int64_t strides[SSD_CAPI_MAX_RANK]; /* in elements; 0 along an expanded axis (recurrent +tie's dt) */
+  int64_t offset;                     /* in elements, of element [0, ..., 0] */
+} ssd_capi_placement_info;
 
 /* One output of a kernel, handed to the judge. Contiguous row-major host memory. */
 typedef struct {
@@ -173,6 +197,24 @@ SSD_CAPI_EXPORT ssd_capi_status ssd_capi_inputs_info(const ssd_inputs* inputs, i
 /* Copies input `name` into `dst` (bytes: numel * 8 for AS_F64, numel * dtype size for NATIVE). */
 SSD_CAPI_EXPORT ssd_capi_status ssd_capi_inputs_copy(const ssd_inputs* inputs, const char* name, int32_t encoding,
                                                      void* dst, int64_t bytes);
+
+/* --- the layout of the inputs (ssd::input_layout: layout=, +far; docs/problem-string.md 3.1) --- */
+/* A pure function of the problem: the buffers its laid-out inputs are views into, and where each
+ * view lies. Inputs without a placement are dense row-major tensors of their own; under
+ * layout=contiguous (the default) there are no buffers and no placements. The values of every
+ * input are those ssd_capi_inputs_copy gives. An invalid problem is an INVALID_ARGUMENT naming
+ * 'problem'. */
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_layout_make(const ssd_problem* problem, ssd_layout** out);
+SSD_CAPI_EXPORT void ssd_capi_layout_free(ssd_layout* layout);
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_layout_buffer_count(const ssd_layout* layout, int64_t* count);
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_layout_buffer(const ssd_layout* layout, int64_t index,
+                                                       ssd_capi_buffer_info* buffer);
+/* The placements in the layout's order, those present: zxbcdt's in the op's order of its zxbcdt
+ * roles (mamba2 and recurrent z x B C dt, chunk_state x B, chunk_scan z x C), layout=strided's in
+ * the op's role order. */
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_layout_placement_count(const ssd_layout* layout, int64_t* count);
+SSD_CAPI_EXPORT ssd_capi_status ssd_capi_layout_placement(const ssd_layout* layout, int64_t index,
+                                                          ssd_capi_placement_info* placement);
 
 /* --- the oracle and the bounds (ssd::compute_truth) --- */
 /* `inputs` may be NULL (they are made from the problem); if given they must be that problem's. */

@@ -1,7 +1,8 @@
 """What the adapters of GPU libraries share: torch imported on first use (a missing torch, CUDA
 device or library makes every case SKIPPED, never a crashed campaign), a case's inputs as CUDA
-tensors in their contract storage dtypes, the library's source folder put on sys.path, and the
-decode step's slot tables in the padding convention of serving libraries."""
+tensors in their contract storage dtypes (strided views where the problem lays them out), the
+library's source folder put on sys.path, and the decode step's slot tables in the padding
+convention of serving libraries."""
 import importlib
 import os
 import sys
@@ -69,11 +70,16 @@ def asked_for(inputs, produced):
 
 class Tensors:
     """A case's inputs as CUDA tensors on first use, each in its storage dtype (bf16 values arrive
-    as exact float32 and are narrowed without rounding); absent optional inputs are None."""
+    as exact float32 and are narrowed without rounding); absent optional inputs are None. An input
+    the problem lays out (inputs.layout: layout=zxbcdt, layout=strided, +far) is a torch.as_strided
+    view into a device buffer of that layout, with the strides and offset the C API gives, so the
+    library receives the views a Mamba2 layer hands it; the buffer's gaps hold the kernel-ABI
+    runner's poison. Any other input is a dense tensor of its own."""
 
     def __init__(self, inputs):
         self._inputs = inputs
         self._made = {}
+        self._buffers = {}  # device buffers of the layout, by name
 
     def __contains__(self, name):
         return name in self._inputs
@@ -82,7 +88,46 @@ class Tensors:
         if name not in self._inputs:
             return None
         if name not in self._made:
-            self._made[name] = device_tensor(self._inputs[name], self._inputs.dtypes[name])
+            self._made[name] = self.laid_out(name, self._inputs[name])
         return self._made[name]
 
     get = __getitem__
+
+    def laid_out(self, name, values):
+        """`values` (a numpy array of input `name`'s shape and storage dtype) on the device, laid out
+        as input `name` is: a view into its layout's buffer, or a dense tensor. An adapter that must
+        rewrite an input's values (vLLM's slot tables) keeps its layout this way."""
+        t = torch()
+        host = np.ascontiguousarray(values)
+        if not host.flags.writeable:  # a read-only view that happens to be dense: torch.from_numpy warns
+            host = host.copy()
+        dense = t.from_numpy(host).to(device="cuda").to(torch_dtype(self._inputs.dtypes[name]))
+        placement = self._inputs.layout.find(name)
+        if placement is None:
+            return dense
+        # The input's own buffer when it is the input, a fresh one for rewritten values (a zxbcdt
+        # buffer is shared by several views, so a rewrite must not land in it).
+        fresh = values is not self._inputs[name]
+        view = t.as_strided(self._buffer(placement.buffer, fresh), placement.shape, placement.strides,
+                            placement.offset)
+        # copy_ refuses a destination whose elements overlap: a stride-0 axis (recurrent +tie's dt
+        # along P) holds one value, written through index 0 of it.
+        index = tuple(slice(0, 1) if s == 0 else slice(None) for s in placement.strides)
+        view[index].copy_(dense[index])
+        return view
+
+    def _buffer(self, name, fresh=False):
+        """Buffer `name` of the layout on the device, every element poison until a view is written.
+        The whole buffer is filled, +far's 4 to 8 GiB too: on the device that costs milliseconds,
+        and the library then finds poison wherever it strays (the runner fills only the spans)."""
+        if fresh or name not in self._buffers:
+            t = torch()
+            b = self._inputs.layout.buffers[name]
+            flat = t.empty(b.extent, dtype=torch_dtype(b.dtype), device="cuda")
+            bits = 16 if b.dtype in ("f16", "bf16") else 32
+            signed = b.poison - (1 << bits) if b.poison >= 1 << (bits - 1) else b.poison
+            flat.view(t.int16 if bits == 16 else t.int32).fill_(signed)
+            if fresh:
+                return flat
+            self._buffers[name] = flat
+        return self._buffers[name]

@@ -1,6 +1,8 @@
 """Any kernel library behind the kernel ABI (a path to a .so, or a suite name such as "emulation"
 or "mutant-b_c_swapped") as an adapter: each case is checked by the C API exactly as ssd-fuzz
-checks it (ssd::check_case), so a Python campaign over it reproduces ssd-fuzz's verdicts."""
+checks it (ssd::check_case), so a Python campaign over it reproduces ssd-fuzz's verdicts. The
+inputs never pass through Python: the C++ runner lays them out, so a library of kernel ABI 5 or
+later receives a layout= problem's inputs as strided views into poisoned buffers (ViewBuffer)."""
 import ctypes
 
 from .. import _capi

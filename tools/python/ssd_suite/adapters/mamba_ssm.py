@@ -4,6 +4,11 @@ imported on first use, from $SSD_MAMBA_SSM_PATH (a folder holding mamba_ssm/) or
 without it, torch or a CUDA device every case is SKIPPED. What mamba_ssm's interface cannot express
 (serving decode, per-sequence initial states, discretize_segsum) raises NotImplementedError: SKIPPED.
 
+Input views: an input the problem lays out (layout=zxbcdt, layout=strided, +far) reaches the
+functions as a strided CUDA view of its layout's buffer (_torch.Tensors), as a Mamba2 layer hands
+them the split of its in_proj output; nothing here makes it contiguous. Where a function copies a
+view itself (x, B, C without a unit inner stride; cu_seqlens) that is its own way of honoring it.
+
 Dot products: Triton's tl.dot takes f32 operands as TF32 unless TRITON_F32_DEFAULT=ieee, and the
 adapter declares exactly that (f32_dots), so f32 cases are judged with the bounds of the mode the
 kernels really ran in. MAMBA_DETERMINISTIC=1 (mamba_ssm's switch) skips autotuning per new shape."""

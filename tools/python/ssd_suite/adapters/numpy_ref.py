@@ -1,6 +1,8 @@
 """An honest fp32 numpy implementation of SSDChunkCumsumFwd, SSDChunkCouplingFwd, SSDStatePassingFwd
 and SSDRecurrentFwd on the CPU, written from docs/contract.md (sections 1.3, 3, 4, 6 and 8): the worked example of an adapter, and the baseline
-the planted-bug tests perturb. Every intermediate is float32, as a kernel's would be."""
+the planted-bug tests perturb. Every intermediate is float32, as a kernel's would be. The inputs of
+a layout= problem arrive as read-only strided views (ssd_suite.views): every read here goes through
+numpy indexing, which follows their strides, and nothing writes into an input."""
 import numpy as np
 
 name = "numpy_ref"

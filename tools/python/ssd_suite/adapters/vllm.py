@@ -43,6 +43,14 @@ Ops and their differences from the contract:
   row that reads a slot but writes to the padding id (vLLM would store to that id), a speculative
   padding row with a real write entry (vLLM stores states computed from zeros there).
 
+Input views: an input the problem lays out (layout=zxbcdt, layout=strided, +far) reaches vLLM as a
+strided CUDA view of its layout's buffer (_torch.Tensors), as vLLM's Mamba2 layer passes the split
+of its in_proj output. The slot tables it rewrites (negative entries as null_block_id) go in laid
+out as the inputs were (Tensors.laid_out). It copies only where vLLM's interface leaves no view to
+pass: a [Bt,T,...] decode input whose rows are not T tokens apart (packed into vLLM's one token
+axis). What it builds itself is dense: a non-varlen mamba2's tables, and with +varlen +init the
+initial states where(has_initial_states, initial_states, 0), as vLLM's layer builds them.
+
 Dot products: Triton's tl.dot takes f32 operands as TF32 unless TRITON_F32_DEFAULT=ieee; f32_dots
 declares which (as in mamba_ssm.py). vLLM's kernels autotune per new shape."""
 import sys
@@ -99,9 +107,11 @@ def mamba2(problem, inputs):
                                   f"not {initial_dtype}: Triton rejects the kernel otherwise (docs/external-kernels.md)")
     x_shape = inputs["x"].shape  # [1,S,H,P]
     S = x_shape[1]
+    t = Tensors(inputs)
     if "varlen" in problem.flags:
         cu = inputs["cu_seqlens"]
-        tables = {k: inputs[k] for k in ("cu_seqlens", "cu_chunk_seqlens", "chunk_seq_idx", "last_chunk_indices")}
+        # The suite's own tables, passed as the problem lays them out (views under layout=strided).
+        tables = {k: t[k] for k in ("cu_seqlens", "cu_chunk_seqlens", "chunk_seq_idx", "last_chunk_indices")}
     else:
         if x_shape[0] != 1 or "seq_idx" in inputs:
             raise NotImplementedError("vLLM's chunk scan has no batch axis and no per-token seq_idx: only "
@@ -111,7 +121,7 @@ def mamba2(problem, inputs):
         tables = {"cu_seqlens": cu, "cu_chunk_seqlens": bounds,
                   "chunk_seq_idx": np.zeros(len(bounds) - 1, dtype=np.int32),
                   "last_chunk_indices": np.array([len(bounds) - 2], dtype=np.int32)}
-    t = Tensors(inputs)
+        tables = {k: device_tensor(v) for k, v in tables.items()}
     tt = torch()
     initial = t["initial_states"]
     if initial is not None and t["has_initial_states"] is not None:
@@ -123,10 +133,8 @@ def mamba2(problem, inputs):
     combined = _ops("ssd_combined")
     varlen_states = combined.mamba_chunk_scan_combined_varlen(
         x, t["dt"][0], t["A"], t["B"][0], t["C"][0], q,
-        cu_seqlens=device_tensor(tables["cu_seqlens"]),
-        cu_chunk_seqlens=device_tensor(tables["cu_chunk_seqlens"]),
-        last_chunk_indices=device_tensor(tables["last_chunk_indices"]),
-        seq_idx=device_tensor(tables["chunk_seq_idx"]),
+        cu_seqlens=tables["cu_seqlens"], cu_chunk_seqlens=tables["cu_chunk_seqlens"],
+        last_chunk_indices=tables["last_chunk_indices"], seq_idx=tables["chunk_seq_idx"],
         out=out, D=t["D"], z=z, dt_bias=t["dt_bias"], initial_states=initial,
         dt_softplus="softplus" in problem.flags, dt_limit=problem.dt_limit,
         state_dtype=torch_dtype(state) if state else None)
@@ -155,7 +163,8 @@ def recurrent(problem, inputs):
     writes = inputs.get("dst_state_batch_indices")
     accepted = inputs.get("num_accepted_tokens")
 
-    reads, writes = padding_as(reads, pad), padding_as(writes, pad)  # vLLM's null_block_id only
+    # vLLM's null_block_id only; rewritten tables are passed below laid out as the inputs are.
+    reads, writes = padding_as(reads, pad), padding_as(writes, pad)
     per_token = reads is not None and reads.ndim == 2
     if reads is not None:
         write_table = writes if writes is not None else reads
@@ -177,6 +186,9 @@ def recurrent(problem, inputs):
     h, p, n = inputs["A"].shape
     g = inputs["B"].shape[-2]
     tokens = problem.values["tokens"] or 0
+    # vLLM takes the tokens on one axis: reshape keeps a view where the rows are T tokens apart
+    # (every zxbcdt layout, a single token per row) and copies where they are not (layout=strided
+    # padding the token axis of a [Bt,T,...] input), which one stride cannot express.
     x = t["x"].reshape(-1, h, p)
     dt = t["dt"].reshape(-1, h, p)
     B, C = t["B"].reshape(-1, g, n), t["C"].reshape(-1, g, n)
@@ -190,23 +202,25 @@ def recurrent(problem, inputs):
         dt = dt[:, :, :1].expand(dt.shape)
         dt_bias = dt_bias[:, :1].expand(h, p)
     if "varlen" in problem.flags:
-        cu_seqlens = device_tensor(inputs["cu_seqlens"])
+        cu_seqlens = t["cu_seqlens"]
     elif tokens:
         rows = inputs["x"].shape[0]
         cu_seqlens = device_tensor(np.arange(rows + 1, dtype=np.int32) * tokens)
     else:
         cu_seqlens = None
-    if per_token and accepted is None:
+    if accepted is not None:
+        accepted = t["num_accepted_tokens"]
+    elif per_token:
         # vLLM's speculative mode (a state stored per token) needs num_accepted_tokens: all ones
         # continue every row from column 0, the contract's read without +accepted.
-        accepted = np.ones(reads.shape[0], dtype=np.int32)
+        accepted = device_tensor(np.ones(reads.shape[0], dtype=np.int32))
     state = t["state"].clone()
     out = tt.empty_like(x)
     update = _ops("mamba_ssm").selective_state_update
     update(state, x, dt, A, B, C, D, dt_bias, z=z, dt_softplus="softplus" in problem.flags,
-           state_batch_indices=device_tensor(reads) if reads is not None else None,
-           dst_state_batch_indices=device_tensor(writes) if writes is not None else None,
+           state_batch_indices=t.laid_out("state_batch_indices", reads) if reads is not None else None,
+           dst_state_batch_indices=t.laid_out("dst_state_batch_indices", writes) if writes is not None else None,
            null_block_id=pad, out=out,
-           num_accepted_tokens=device_tensor(accepted) if accepted is not None else None,
+           num_accepted_tokens=accepted,
            cu_seqlens=cu_seqlens)
     return {"out": out.reshape(t["x"].shape), "state": state}
