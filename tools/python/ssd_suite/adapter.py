@@ -8,7 +8,7 @@ as TF32: its cases of the ops with dot products are judged as `dots=tf32` proble
 import traceback
 
 from . import _capi
-from .arrays import inputs as make_inputs
+from .arrays import as_numpy, inputs as make_inputs
 from .judgement import Judgement, judge
 from .problem import Problem, op_names
 
@@ -74,9 +74,11 @@ def check_case(adapter, problem):
     return run_case(adapter, problem)[0]
 
 
-def run_case(adapter, problem):
-    """check_case, also returning the adapter's outputs (None when it produced none, or for a
-    kernel library, which judges inside the C API)."""
+def run_case(adapter, problem, watch=None):
+    """check_case, also returning the adapter's outputs on the host (None when it produced none, or
+    for a kernel library, which judges inside the C API). `watch` (a worker process's) is told
+    when the adapter call starts, watch.calling(inputs), and when it has ended,
+    watch.returned(error), so that only the call itself runs under the case's time limit."""
     fn = op_function(adapter, problem.op)
     problem = as_declared(adapter, problem)
     if fn is None:
@@ -87,14 +89,33 @@ def run_case(adapter, problem):
         case_inputs = make_inputs(problem)
     except MemoryError as e:  # the buffers of +far views, on a host that refuses them
         return Judgement("SKIPPED", problem, message=f"{adapter_name(adapter)}: {e}"), None
-    try:
-        outputs = fn(problem, case_inputs)
-    except NotImplementedError as e:
-        message = f"{adapter_name(adapter)}: {e}" if str(e) else "not implemented"
-        return Judgement("SKIPPED", problem, message=message), None
-    except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
-        return _adapter_failure(problem, "the adapter raised", e), None
+    if watch is not None:
+        watch.calling(case_inputs)
+    outputs, settled, error = _call(adapter, fn, problem, case_inputs)
+    if watch is not None:
+        watch.returned(error)
+    if settled is not None:
+        return settled, None
     try:
         return judge(problem, outputs, truth=case_inputs.truth()), outputs
     except (_capi.SsdArgumentError, TypeError, ValueError) as e:
         return _adapter_failure(problem, "the adapter's outputs", e), None
+
+
+def _call(adapter, fn, problem, case_inputs):
+    """(outputs on the host, None, None), or (None, the SKIPPED or FAILED judgement, the error).
+    The outputs are read onto the host here, not when judged: a device tensor is read after its
+    kernel finished, so a kernel that hangs or faults on the device does so inside the call."""
+    try:
+        outputs = fn(problem, case_inputs)
+    except NotImplementedError as e:
+        message = f"{adapter_name(adapter)}: {e}" if str(e) else "not implemented"
+        return None, Judgement("SKIPPED", problem, message=message), None
+    except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
+        return None, _adapter_failure(problem, "the adapter raised", e), e
+    if not hasattr(outputs, "items"):
+        return outputs, None, None  # judge() says what it wanted
+    try:
+        return {name: as_numpy(array, f"outputs['{name}']") for name, array in outputs.items()}, None, None
+    except Exception as e:  # noqa: BLE001 - a device error surfaces when its outputs are read
+        return None, _adapter_failure(problem, "the adapter's outputs", e), e
