@@ -21,9 +21,11 @@ class Element:
 
 class Judgement:
     """The verdict on one case: `verdict` ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID",
-    "SUSPECT", "VARIANT"), `max_r`, `max_ratio` (the statistical verdict's largest ratio), `message`, `problem` (the canonical string), `description` (what ssd::describe prints),
-    `worst` (Elements) and `outputs` ({name: dict of compared, over_bound, exact_mismatches,
-    not_finite, max_r})."""
+    "SUSPECT", "VARIANT", and from a worker process "CRASHED" or "TIMEOUT"), `max_r`, `max_ratio`
+    (the statistical verdict's largest ratio), `message`, `problem` (the canonical string),
+    `description` (what ssd::describe prints), `worst` (Elements) and `outputs` ({name: dict of
+    compared, over_bound, exact_mismatches, not_finite, max_r}). Judgements pickle, so a worker
+    process can send them back."""
 
     def __init__(self, verdict, problem, max_r=0.0, message="", description=None, worst=(), outputs=None,
                  max_ratio=0.0):
@@ -33,7 +35,11 @@ class Judgement:
         self.description = description if description is not None else self._describe()
 
     def _describe(self):
-        """ssd::describe's format, for verdicts given here (an adapter that raised or skipped)."""
+        """ssd::describe's format, for verdicts given here (an adapter that raised or skipped, a
+        worker process that died or ran past its time limit)."""
+        if self.verdict in ("CRASHED", "TIMEOUT"):  # no outputs to show: the call never returned
+            return f"{self.verdict}    {self.problem}" + (f"\n  {self.message}" if self.message else "") + \
+                f"\n  repro: {self.problem}"
         parts = ", ".join(f"{name} {o['max_r']:.3g}" for name, o in self.outputs.items())
         text = f"{self.verdict:<10} max r {self.max_r:.3g} ({parts})  {self.problem}"
         if self.message:
