@@ -1,8 +1,9 @@
 """What the adapters of GPU libraries share: torch imported on first use (a missing torch, CUDA
 device or library makes every case SKIPPED, never a crashed campaign), a case's inputs as CUDA
 tensors in their contract storage dtypes (strided views where the problem lays them out), the
-library's source folder put on sys.path, and the decode step's slot tables in the padding
-convention of serving libraries."""
+library's source folder put on sys.path, the decode step's slot tables in the padding
+convention of serving libraries, and device_healthy(), which tells a worker process that a sticky
+CUDA error has left its context unusable."""
 import importlib
 import os
 import sys
@@ -21,6 +22,24 @@ def torch():
     if not module.cuda.is_available():
         raise NotImplementedError("torch sees no CUDA device")
     return module
+
+
+def device_healthy():
+    """False when this process's CUDA context is lost: after a sticky error (an illegal memory
+    access, a device-side assert) every later CUDA call fails with it, so a worker process asks
+    this after an adapter raised and exits when it is False, and the next case runs in a fresh
+    context. True without torch, without CUDA, or before CUDA was ever used here."""
+    try:
+        import torch as module
+    except ImportError:
+        return True
+    if not module.cuda.is_available() or not module.cuda.is_initialized():
+        return True  # nothing was run on the device (asking would create a context)
+    try:
+        module.cuda.synchronize()
+        return (module.ones(1, device="cuda") + 1).item() == 2.0  # a tiny allocation and kernel
+    except Exception:  # noqa: BLE001 - whatever the error, the device cannot be used any more
+        return False
 
 
 def torch_dtype(name):

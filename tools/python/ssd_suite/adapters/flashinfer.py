@@ -65,6 +65,7 @@ import os
 import numpy as np
 
 from ._torch import device_tensor, library, padding_as
+from ._torch import device_healthy  # noqa: F401 - asked by a worker process after an error
 
 name = "flashinfer"
 PATH_VARIABLE = "SSD_FLASHINFER_PATH"

@@ -15,6 +15,7 @@ kernels really ran in. MAMBA_DETERMINISTIC=1 (mamba_ssm's switch) skips autotuni
 import os
 
 from ._torch import Tensors, asked_for, f32_dots_of_triton, library, torch_dtype
+from ._torch import device_healthy  # noqa: F401 - asked by a worker process after an error
 from ._torch import torch as torch_module
 
 name = "mamba_ssm"

@@ -59,6 +59,7 @@ import types
 import numpy as np
 
 from ._torch import Tensors, asked_for, device_tensor, f32_dots_of_triton, library, padding_as, torch, torch_dtype
+from ._torch import device_healthy  # noqa: F401 - asked by a worker process after an error
 
 name = "vllm"
 PATH_VARIABLE = "SSD_VLLM_PATH"
