@@ -1,0 +1,217 @@
+"""A campaign's worker process, seen from the campaign: a long-lived `python3 -m ssd_suite._worker`
+that imports the adapter once and checks the cases it is sent as problem strings. A call that
+kills the process is CRASHED (the signal or exit status named), one that outlives its time limit
+is TIMEOUT (the process is killed), and after either the next case gets a fresh process, as
+ssd-fuzz's ssd-kernel-worker does (docs/python.md, "Isolation")."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from . import _capi, _wire
+from .adapter import as_declared
+from .judgement import Judgement
+
+# Time limits of one adapter call when the campaign sets none (docs/python.md, "Isolation").
+# ssd-fuzz gives a compiled kernel 5 s plus 1 s per million elements. A Python adapter of a JIT
+# library compiles on calls: Triton compiles (and mamba_ssm autotunes) each new specialization,
+# tens of seconds on an H200, so every call gets 60 s; the first of each op and dtype in a fresh
+# process also imports the library and compiles its kernels from cold, so it gets 300 s.
+BASE_SECONDS = 60.0
+FIRST_CALL_SECONDS = 300.0
+SECONDS_PER_ELEMENT = 1e-6
+STARTUP_SECONDS = 300.0  # importing the adapter (torch, a library) before the first case
+EXIT_GRACE_SECONDS = 2.0  # a worker that closed its pipe exits within this, or is killed
+POLL_SECONDS = 0.05  # how often the call record is read while no adapter call is timed
+
+
+def default_case_timeout(elements, first_call):
+    """Seconds an adapter call on a case of `elements` tensor elements (inputs and outputs) may run
+    when the campaign gives no case_timeout; `first_call`: the first call of its op and dtype in
+    this worker process."""
+    return (FIRST_CALL_SECONDS if first_call else BASE_SECONDS) + SECONDS_PER_ELEMENT * elements
+
+
+def signal_text(number):
+    """"signal 11 (SIGSEGV: Segmentation fault)", as ssd-fuzz names a signal."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = "?"
+    text = signal.strsignal(number)
+    return f"signal {number} ({name}" + (f": {text}" if text else "") + ")"
+
+
+def seconds_text(seconds):
+    return f"{seconds:.3g} s"
+
+
+_WHERE = {_wire.CallRecord.PREPARING: "while making the case's inputs, before the adapter call",
+          _wire.CallRecord.JUDGING: "after the adapter call returned, while its outputs were judged"}
+
+
+class WorkerError(_capi.SsdError):
+    """The worker process could not be started, or cannot take a case."""
+
+
+class Worker:
+    """The campaign's handle on its worker process: check(problem) -> Judgement and
+    dump(problem, folder) -> case file path, each run in the worker; started on first use and
+    again after each death. `starts` counts the processes started."""
+
+    def __init__(self, adapter, spec, case_timeout=None):
+        self.adapter, self.spec, self.case_timeout = adapter, spec, case_timeout
+        self.starts = 0
+        self._process = None
+        self._sequence = 0
+
+    def check(self, problem):
+        value, death = self._ask("check", problem)
+        if death is None:
+            return value
+        verdict, message = death
+        return Judgement(verdict, as_declared(self.adapter, problem), message=message)
+
+    def dump(self, problem, folder):
+        """The case file of `problem` written by the worker ("" when nothing was written, or when
+        the worker died writing it)."""
+        value, death = self._ask("dump", problem, folder)
+        return "" if death else value
+
+    def start(self):
+        """Starts a worker process and waits until it has imported the adapter."""
+        _capi.lib()  # the library this process loaded is the one the worker loads
+        requests_read, requests = os.pipe()
+        replies, replies_write = os.pipe()
+        record, record_file = _wire.CallRecord.create()
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this ssd_suite's, first
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        if _capi.library_path and os.sep in _capi.library_path:
+            env["SSD_CAPI_LIBRARY"] = os.path.abspath(_capi.library_path)
+        # fork and exec at once: the worker is a fresh interpreter, so no CUDA context (nor any
+        # thread) of this process crosses into it.
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "ssd_suite._worker", str(requests_read), str(replies_write),
+                 str(record_file.fileno())],
+                pass_fds=(requests_read, replies_write, record_file.fileno()), stdin=subprocess.DEVNULL, env=env)
+        except OSError:
+            for fd in (requests, replies):
+                os.close(fd)
+            record.close()
+            raise
+        finally:
+            os.close(requests_read)
+            os.close(replies_write)
+            record_file.close()
+        self._requests, self._replies, self._record = requests, _wire.Reader(replies), record
+        self._first_calls_done = set()  # (op, dtype) whose call in this process was not SKIPPED
+        self.starts += 1
+        try:
+            _wire.send(self._requests, {"spec": self.spec, "path": list(sys.path)})
+            reply = self._replies.read(time.monotonic() + STARTUP_SECONDS)
+        except (EOFError, BrokenPipeError):
+            reply = None
+        if isinstance(reply, tuple) and reply[0] == "ready":
+            return
+        why = reply[1] if isinstance(reply, tuple) and reply[0] == "failed" else (
+            f"it did not start within {seconds_text(STARTUP_SECONDS)}" if reply is _wire.TIMED_OUT else
+            "it exited before it was ready")
+        self._end(kill=True)
+        raise WorkerError(f"a worker process cannot load adapter '{self.spec}': {why}")
+
+    def close(self):
+        """Ends the worker process: it exits when its request pipe closes, else it is killed."""
+        if self._process is not None:
+            self._end(kill=False)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _ask(self, kind, problem, *args):
+        """(the worker's reply, None), or (None, (verdict, message)) when the request cost the
+        worker its life. A worker that died before it took the request (after the previous one)
+        is replaced and the request sent again: its death is not this case's."""
+        for attempt in (1, 2):
+            if self._process is None:
+                self.start()
+            self._sequence += 1
+            try:
+                _wire.send(self._requests, (kind, self._sequence, str(problem), args))
+            except BrokenPipeError:
+                pass  # dead already: what it left says so below
+            outcome = self._wait(self._sequence, (problem.op, problem.dtype))
+            if outcome is not None:
+                return outcome
+        raise WorkerError("the worker process died twice before taking a case (is the adapter's import killing it?)")
+
+    def _wait(self, sequence, key):
+        while True:
+            seen, phase, start, elements = self._record.read()
+            deadline = None
+            if seen == sequence and phase == _wire.CallRecord.CALLING:
+                limit = self._limit(key, elements)
+                deadline = start + limit
+            try:
+                reply = self._replies.read(deadline if deadline is not None else time.monotonic() + POLL_SECONDS)
+            except EOFError:
+                return self._death(sequence)
+            if reply is _wire.TIMED_OUT:
+                if deadline is not None and self._record.read()[:3] == (sequence, phase, start):
+                    self._end(kill=True)
+                    return None, ("TIMEOUT", f"the adapter call was still running after {seconds_text(limit)} "
+                                             "(--case-timeout); its process was killed")
+                continue
+            tag, replied_to, value, retiring = reply
+            if replied_to != sequence:
+                continue  # not a reply to this request
+            if retiring:
+                self._end(kill=False)  # its device is lost: it exits by itself
+            if tag == "raised":
+                raise value  # the suite's own error, not the adapter's: as in process
+            if tag == "check" and value.verdict != "SKIPPED":
+                self._first_calls_done.add(key)
+            return value, None
+
+    def _limit(self, key, elements):
+        if self.case_timeout is not None:
+            return self.case_timeout
+        return default_case_timeout(elements, key not in self._first_calls_done)
+
+    def _death(self, sequence):
+        """What the worker's death during request `sequence` says, or None when it died before
+        taking it."""
+        seen, phase, _, _ = self._record.read()
+        killed, status = self._end(kill=False)
+        if seen != sequence:
+            return None
+        if killed:
+            return None, ("CRASHED", "the worker closed its connection during the adapter call and did not exit; "
+                                     "it was killed")
+        if phase == _wire.CallRecord.CALLING:
+            if status < 0:
+                return None, ("CRASHED", f"the adapter call killed its process with {signal_text(-status)}")
+            return None, ("CRASHED", f"the process exited with status {status} during the adapter call "
+                                     "(exit or os._exit inside the adapter)")
+        how = f"was killed by {signal_text(-status)}" if status < 0 else f"exited with status {status}"
+        return None, ("CRASHED", f"the worker process {how} {_WHERE[phase]}")
+
+    def _end(self, kill):
+        """Closes the pipes and reaps the process, killing it at once (`kill`) or when it does not
+        exit within the grace period; (whether it was killed here, its exit status)."""
+        process, self._process = self._process, None
+        if kill:
+            process.kill()
+        os.close(self._requests)
+        os.close(self._replies.fd)
+        self._record.close()
+        try:
+            return kill, process.wait(EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            return True, process.wait()
