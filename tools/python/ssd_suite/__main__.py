@@ -1,19 +1,9 @@
 """python3 -m ssd_suite fuzz --adapter MODULE:NAME ...: a campaign of a Python adapter with
 ssd-fuzz's options, output and exit status (0 clean, 1 failures, 2 usage, 3 nothing tested);
---kernels runs a kernel library through the C API instead."""
+the adapter runs in a worker process (--isolation, --case-timeout); --kernels runs a kernel library
+through the C API instead."""
 import argparse
-import importlib
 import sys
-
-
-def load_adapter(spec):
-    """MODULE:NAME (an attribute of a module) or MODULE (the module itself, one function per op)."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-        return getattr(module, attr) if attr else module
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"argument '--adapter': cannot load '{spec}': {e}") from None
 
 
 def read_problems(path):
@@ -51,8 +41,16 @@ def main(argv=None):
     f.add_argument("--shrink-seconds", type=float, default=30.0, help="time to shrink each failure (0: none)")
     f.add_argument("--report", help="write a JSON report (ssd-fuzz's schema) to this file")
     f.add_argument("--dump", default="ssd-fuzz-failures", help="folder for failing cases' case files ('' = none)")
+    f.add_argument("--isolation", choices=("process", "none"), default="process",
+                   help="process: adapter calls run in a worker process that a crash or hang cannot take down "
+                        "(default); none: in this process")
+    f.add_argument("--case-timeout", help="seconds an adapter call may run before it is TIMEOUT, in (0, 1e7] "
+                                          "(default: 60 s, 300 s for the first call of an op and dtype in a "
+                                          "worker, plus 1 s per million elements)")
     args = parser.parse_args(argv)
     import ssd_suite
+    from ssd_suite.adapter import load_adapter
+    from ssd_suite.isolation import check_case_timeout
 
     try:
         if args.kernels:
@@ -60,16 +58,19 @@ def main(argv=None):
 
             adapter, prefix = KernelLibrary(args.kernels), f"python3 -m ssd_suite fuzz --kernels {args.kernels}"
         else:
-            adapter, prefix = load_adapter(args.adapter), f"python3 -m ssd_suite fuzz --adapter {args.adapter}"
+            load_adapter(args.adapter, "--adapter")  # a bad spec is a usage error naming the option
+            adapter, prefix = args.adapter, f"python3 -m ssd_suite fuzz --adapter {args.adapter}"
         problems = args.problem + (read_problems(args.problems) if args.problems else [])
         if args.shrink_seconds < 0 or args.shrink_seconds != args.shrink_seconds:
             raise ValueError(f"argument '--shrink-seconds': {args.shrink_seconds} is not a number of seconds >= 0")
+        case_timeout = check_case_timeout(args.case_timeout, "--case-timeout")
         result = ssd_suite.fuzz(adapter, ops=args.ops.split(",") if args.ops else None, time=args.time,
                                 cases=args.cases, seed=args.seed, shard=args.shard,
                                 dtypes=args.dtypes.split(",") if args.dtypes else None, large=args.large,
                                 max_failures=args.max_failures, problems=problems, repro_prefix=prefix,
                                 shrink_seconds=args.shrink_seconds,
-                                report=args.report, dump=args.dump or None)
+                                report=args.report, dump=args.dump or None, isolation=args.isolation,
+                                case_timeout=case_timeout)
     except (ValueError, ssd_suite.SsdError) as e:
         print(f"ssd_suite: {e}", file=sys.stderr)
         return 2

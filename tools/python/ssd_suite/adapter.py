@@ -5,6 +5,7 @@ them out (layout=, ssd_suite.views); NotImplementedError means SKIPPED, any othe
 FAILED case. An object with check(problem) -> Judgement (a kernel library) is used as is. An
 adapter whose `f32_dots` is "tf32" declares that its library takes f32 operands into dot products
 as TF32: its cases of the ops with dot products are judged as `dots=tf32` problems."""
+import importlib
 import traceback
 
 from . import _capi
@@ -13,6 +14,17 @@ from .judgement import Judgement, judge
 from .problem import Problem, op_names
 
 DOT_PRODUCT_OPS = ("mamba2", "chunk_coupling", "chunk_state", "chunk_scan")
+
+
+def load_adapter(spec, argument="adapter"):
+    """MODULE:NAME (an attribute of a module) or MODULE (the module itself, one function per op);
+    an error names `argument`, where the spec came from."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        return getattr(module, attr) if attr else module
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"argument '{argument}': cannot load '{spec}': {e}") from None
 
 
 def adapter_name(adapter):

@@ -1,17 +1,20 @@
 """Fuzz campaigns of a Python adapter: ssd-fuzz's cases (case k of a seed, the same ops in turn,
-the same shards), a progress line, every failure shrunk greedily through the C API's shrink
-candidates (a SUSPECT case kept as drawn) and printed with a repro line, ssd-fuzz's summary table
-and exit status (0 clean, 1 failures or SUSPECT cases, 3 nothing tested)."""
+the same shards), run in a worker process by default (ssd_suite.isolation), a progress line, every
+failure shrunk greedily through the C API's shrink candidates (a SUSPECT case kept as drawn) and
+printed with a repro line, ssd-fuzz's summary table and exit status (0 clean, 1 failures, CRASHED,
+TIMEOUT or SUSPECT cases, 3 nothing tested)."""
 import itertools
 import os
 import sys
 import time as _time
 
-from .adapter import adapter_name, check_case, implemented_ops, run_case
+from .adapter import adapter_name, implemented_ops, is_library, load_adapter, run_case
+from .arrays import as_problem
+from .isolation import adapter_spec, open_checker
 from .problem import Problem, campaign_options, campaign_problem, op_names, shrink_candidates
 from .report import DECADES, json_report, r_decade, write_report
 
-VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT", "VARIANT")
+VERDICTS = ("PASSED", "FAILED", "MISTRUSTED", "SKIPPED", "INVALID", "SUSPECT", "VARIANT", "CRASHED", "TIMEOUT")
 
 
 class OpTally:
@@ -56,11 +59,12 @@ class Failure:
         self.original, self.minimal, self.judgement, self.dump = original, minimal, judgement, dump
 
 
-def dump_case(adapter, problem, folder):
+def dump_case(adapter, problem, folder, watch=None):
     """The failing case as a results case file (inputs and the adapter's outputs), which
     `ssd-golden check` replays without the adapter; "" when there is nothing to store (the adapter
-    raised, an output is missing or mis-shaped, a kernel library, or no h5py)."""
-    judgement, outputs = run_case(adapter, problem)
+    raised, an output is missing or mis-shaped, a kernel library, or no h5py). `watch` as for
+    run_case (a worker process dumps the cases of an isolated campaign)."""
+    judgement, outputs = run_case(adapter, problem, watch)
     if outputs is None or not judgement.alarm:
         return ""
     try:
@@ -117,18 +121,30 @@ class FuzzResult:
         return "\n".join(lines)
 
 
-def shrink(adapter, problem, seconds=30.0):
-    """Greedy: moves to the first shrink candidate that still FAILS until none does or time is up."""
+def shrink(adapter, problem, seconds=30.0, isolation=None, case_timeout=None):
+    """Greedy: moves to the first shrink candidate that still FAILS until none does or time is up.
+    `isolation` and `case_timeout` as for fuzz(): the candidates run in a worker process by default."""
+    checker, _ = open_checker(adapter, isolation, case_timeout)
+    try:
+        return _shrink(checker.check, as_problem(problem), seconds)[0]
+    finally:
+        checker.close()
+
+
+def _shrink(check, problem, seconds, judgement=None):
+    """(the minimal problem, its judgement) from the failing `problem`, each candidate judged by
+    `check`; a candidate that crashes or hangs its worker process counts as failing, as in ssd-fuzz."""
     start, current, progressed = _time.monotonic(), problem, True
     while progressed and _time.monotonic() - start < seconds:
         progressed = False
         for candidate in shrink_candidates(current):
             if _time.monotonic() - start >= seconds:
                 break
-            if check_case(adapter, candidate).failed:
-                current, progressed = candidate, True
+            j = check(candidate)
+            if j.failed:
+                current, judgement, progressed = candidate, j, True
                 break
-    return current
+    return current, judgement
 
 
 def _parse_shard(shard):
@@ -146,13 +162,19 @@ def _parse_shard(shard):
 
 def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtypes=None, large=0.05,
          max_failures=1, problems=None, shrink_seconds=30.0, repro_prefix=None, out=None, progress=None,
-         report=None, dump=None):
-    """Runs a campaign of `adapter` and prints as ssd-fuzz does; returns a FuzzResult whose
-    exit_status is ssd-fuzz's. Stops after `cases` cases of this shard, else after `time` seconds
-    (default 60); `problems` replays given problem strings instead of generating cases (all of
-    them, unless `time` or `cases` is given); `report` names a
-    JSON report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files."""
+         report=None, dump=None, isolation=None, case_timeout=None):
+    """Runs a campaign of `adapter` (an adapter, or its "MODULE[:NAME]") and prints as ssd-fuzz
+    does; returns a FuzzResult whose exit_status is ssd-fuzz's. Stops after `cases` cases of this
+    shard, else after `time` seconds (default 60); `problems` replays given problem strings instead
+    of generating cases (all of them, unless `time` or `cases` is given); `report` names a JSON
+    report file in ssd-fuzz's schema; `dump` a folder for the failing cases' case files.
+    `isolation` "process" runs the adapter in a worker process (CRASHED and TIMEOUT verdicts), "none"
+    in this one; by default "process" when another process can import the adapter by name.
+    `case_timeout`: seconds an adapter call may run there (default: ssd_suite.worker's limits)."""
     out = out or sys.stdout
+    spec = adapter if isinstance(adapter, str) else None
+    if spec is not None:
+        adapter = load_adapter(spec)
     shard = _parse_shard(shard)
     if seed is None:
         seed = _time.time_ns() & ((1 << 63) - 1)
@@ -166,67 +188,76 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
     result.ops, result.unimplemented = implemented_ops(adapter, requested)
     campaign_options(seed, shard, dtypes, large)  # checks the options before any case runs
     name = adapter_name(adapter)
-    prefix = repro_prefix or f"python3 -m ssd_suite fuzz --adapter {name}"
-    what = f"{len(replay)} given problem(s)" if replay else f"{cases} cases" if cases else f"{time:g} s"
-    print(f"ssd_suite.fuzz: adapter {name}, seed {seed}, shard {shard[0]}/{shard[1]}, {what}", file=out, flush=True)
-    if progress is None:
-        progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
-    start = _time.monotonic()
-    done = 0
+    if spec is None and not is_library(adapter):
+        spec = adapter_spec(adapter)[0]
+    prefix = repro_prefix or f"python3 -m ssd_suite fuzz --adapter {spec or name}"
+    checker, note = open_checker(adapter, isolation, case_timeout, spec)
+    with checker:  # the worker process ends with the campaign, however the campaign ends
+        what = f"{len(replay)} given problem(s)" if replay else f"{cases} cases" if cases else f"{time:g} s"
+        print(f"ssd_suite.fuzz: adapter {name}, seed {seed}, shard {shard[0]}/{shard[1]}, {what}", file=out,
+              flush=True)
+        if note:
+            print(f"ssd_suite.fuzz: {note}", file=out, flush=True)
+        if progress is None:
+            progress = hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+        start = _time.monotonic()
+        done = 0
 
-    def out_of_time():
-        return (cases is not None and done >= cases) or (time is not None and _time.monotonic() - start >= time)
+        def out_of_time():
+            return (cases is not None and done >= cases) or (time is not None and _time.monotonic() - start >= time)
 
-    def run(problem, minimize):
-        nonlocal done
-        done += 1
-        t0 = _time.monotonic()
-        j = check_case(adapter, problem)
-        seconds = _time.monotonic() - t0
-        result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
-        result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
-        if j.alarm:
-            minimal = problem if j.suspect else minimize(problem)  # a SUSPECT case is about its size
-            f = Failure(problem, minimal, j if minimal == problem else check_case(adapter, minimal))
-            if dump:
-                f.dump = dump_case(adapter, minimal, dump)
-            result.failures.append(f)
+        def run(problem):
+            nonlocal done
+            done += 1
+            t0 = _time.monotonic()
+            j = checker.check(problem)
+            seconds = _time.monotonic() - t0
+            result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
+            result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
+            if j.alarm:
+                # A SUSPECT case is about its size (kept as drawn); the rest shrink through the checker,
+                # so a candidate that crashes or hangs costs a worker, not the campaign.
+                minimal, judgement = (problem, j) if j.suspect else _shrink(checker.check, problem, shrink_seconds, j)
+                f = Failure(problem, minimal, judgement)
+                # Only judged outputs can be stored: a case that crashed, hung or raised is not run again.
+                if dump and judgement.outputs:
+                    f.dump = checker.dump(minimal, dump)
+                result.failures.append(f)
+                if progress:
+                    print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
+                print(f.judgement.description, file=out, flush=True)
+                if f.dump:
+                    print(f"  case file: {f.dump}", file=out, flush=True)
+            result.seconds = _time.monotonic() - start
             if progress:
-                print("\r" + " " * 100 + "\r", end="", file=sys.stderr)
-            print(f.judgement.description, file=out, flush=True)
-            if f.dump:
-                print(f"  case file: {f.dump}", file=out, flush=True)
-        result.seconds = _time.monotonic() - start
-        if progress:
-            n = sum(t.cases for t in result.tallies.values())
-            failed = sum(t.failed for t in result.tallies.values())
-            of = f" of {int(time)}" if time else ""
-            print(f"\r{n} cases, {failed} failed, {result.seconds:.0f} s{of}", end="", file=sys.stderr, flush=True)
-        return j
+                n = sum(t.cases for t in result.tallies.values())
+                failed = sum(t.failed for t in result.tallies.values())
+                of = f" of {int(time)}" if time else ""
+                print(f"\r{n} cases, {failed} failed, {result.seconds:.0f} s{of}", end="", file=sys.stderr, flush=True)
+            return j
 
-    minimize = lambda p: shrink(adapter, p, shrink_seconds)  # noqa: E731
-    if replay:
-        for problem in replay[shard[0]::shard[1]]:
-            if out_of_time():
-                break
-            run(problem, minimize)
-    elif result.ops:
-        # ssd-fuzz's order: case k goes to op (k / shards) % len(ops); an op stopped by its own
-        # failures passes its turns, so the case indices of the others stay those of ssd-fuzz.
-        limit = max(1, max_failures)
-        failures_of = dict.fromkeys(result.ops, 0)
-        for k in itertools.count(shard[0], shard[1]):
-            if out_of_time():
-                break
-            op = result.ops[(k // shard[1]) % len(result.ops)]
-            if failures_of[op] >= limit:
-                if all(v >= limit for v in failures_of.values()):
+        if replay:
+            for problem in replay[shard[0]::shard[1]]:
+                if out_of_time():
                     break
-                continue
-            before = len(result.failures)
-            run(campaign_problem(op, k, seed, shard, dtypes, large), minimize)
-            failures_of[op] += len(result.failures) - before
-    result.seconds = _time.monotonic() - start
+                run(problem)
+        elif result.ops:
+            # ssd-fuzz's order: case k goes to op (k / shards) % len(ops); an op stopped by its own
+            # failures passes its turns, so the case indices of the others stay those of ssd-fuzz.
+            limit = max(1, max_failures)
+            failures_of = dict.fromkeys(result.ops, 0)
+            for k in itertools.count(shard[0], shard[1]):
+                if out_of_time():
+                    break
+                op = result.ops[(k // shard[1]) % len(result.ops)]
+                if failures_of[op] >= limit:
+                    if all(v >= limit for v in failures_of.values()):
+                        break
+                    continue
+                before = len(result.failures)
+                run(campaign_problem(op, k, seed, shard, dtypes, large))
+                failures_of[op] += len(result.failures) - before
+        result.seconds = _time.monotonic() - start
     if progress:
         print(file=sys.stderr)
     print("\n" + result.table(), file=out)
@@ -238,4 +269,3 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
     status, line = result.summary()
     print(f"{line} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
     return result
-

@@ -71,15 +71,14 @@ def pytest_collection_modifyitems(session, config, items):
     spec, kernels = config.getoption("ssd_adapter"), config.getoption("ssd_kernels")
     if not spec and not kernels:
         return
-    from .__main__ import load_adapter
-    from .adapter import implemented_ops
+    from .adapter import implemented_ops, load_adapter
 
     if kernels:
         from .adapters.kernel_library import KernelLibrary
 
         adapter = KernelLibrary(kernels)
     else:
-        adapter = load_adapter(spec)
+        adapter = load_adapter(spec, "--ssd-adapter")
     ops_option = config.getoption("ssd_ops")
     ops, _ = implemented_ops(adapter, ops_option.split(",") if ops_option else None)
     seen = set()
