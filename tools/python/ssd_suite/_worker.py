@@ -2,7 +2,6 @@
 (started by ssd_suite.worker, never by hand): imports the adapter once, then checks or dumps each
 case it is sent as a problem string, making the inputs itself (a pure function of the string), so
 that a crash, a hang or a lost device costs the campaign one case and a restart of this process."""
-import math
 import os
 import signal
 import sys
@@ -24,10 +23,13 @@ class Watch:
         self.lost = False
 
     def calling(self, inputs):
+        from .arrays import _tensor_infos
+
         elements = sum(int(a.size) for a in inputs.values() if a is not None)
         try:
-            inputs.truth()  # the oracle, needed to judge anyway, is not the adapter's time
-            elements += sum(math.prod(shape) for _, shape in inputs.outputs.values())
+            # The oracle, needed to judge anyway, is not the adapter's time; the outputs' sizes
+            # are in the time limit, as in ssd-fuzz's.
+            elements += sum(info.numel for info in _tensor_infos(inputs.truth(), "truth"))
         except Exception:  # noqa: BLE001 - judged, and reported, after the call as in process
             pass
         self._record.begin(self._sequence, _wire.CallRecord.CALLING, time.monotonic(), elements)
