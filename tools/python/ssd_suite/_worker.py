@@ -1,7 +1,8 @@
-"""The worker process of an isolated campaign, `python3 -m ssd_suite._worker REQUESTS REPLIES RECORD`
-(started by ssd_suite.worker, never by hand): imports the adapter once, then checks or dumps each
-case it is sent as a problem string, making the inputs itself (a pure function of the string), so
-that a crash, a hang or a lost device costs the campaign one case and a restart of this process."""
+"""The worker process of an isolated campaign, started by ssd_suite.worker (never by hand) with the
+descriptors of its request pipe, its reply pipe and the call record: imports the adapter once,
+then checks or dumps each case it is sent as a problem string, making the inputs itself (a pure
+function of the string), so that a crash, a hang or a lost device costs the campaign one case
+and a restart of this process."""
 import os
 import signal
 import sys
@@ -103,7 +104,8 @@ def serve(reader, replies, record, adapter, healthy):
 
 
 def main(argv):
-    requests, replies, record_fd = (int(a) for a in argv[1:4])
+    """argv: the request pipe's, the reply pipe's and the call record's file descriptors."""
+    requests, replies, record_fd = (int(a) for a in argv)
     # Ctrl-C belongs to the campaign, which then closes this process; the worker sees it too (one
     # process group) and would otherwise die as CRASHED.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -128,4 +130,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(main(sys.argv[1:]))

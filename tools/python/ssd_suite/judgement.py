@@ -24,9 +24,9 @@ class Element:
         return _element, (self.output, self.index, self.flat, self.got, self.expected, self.bound, self.r, self.why)
 
 
-def _element(output, index, flat, got, expected, bound, r, why):
+def _element(*fields):
     e = Element.__new__(Element)
-    e.output, e.index, e.flat, e.got, e.expected, e.bound, e.r, e.why = output, index, flat, got, expected, bound, r, why
+    e.output, e.index, e.flat, e.got, e.expected, e.bound, e.r, e.why = fields
     return e
 
 

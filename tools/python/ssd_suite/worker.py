@@ -1,8 +1,8 @@
-"""A campaign's worker process, seen from the campaign: a long-lived `python3 -m ssd_suite._worker`
-that imports the adapter once and checks the cases it is sent as problem strings. A call that
-kills the process is CRASHED (the signal or exit status named), one that outlives its time limit
-is TIMEOUT (the process is killed), and after either the next case gets a fresh process, as
-ssd-fuzz's ssd-kernel-worker does (docs/python.md, "Isolation")."""
+"""A campaign's worker process, seen from the campaign: a long-lived Python process
+(ssd_suite._worker) that imports the adapter once and checks the cases it is sent as problem
+strings. A call that kills the process is CRASHED (the signal or exit status named), one that
+outlives its time limit is TIMEOUT (the process is killed), and after either the next case gets a
+fresh process, as with ssd-fuzz's ssd-kernel-worker (docs/python.md, "Isolation")."""
 import os
 import signal
 import subprocess
@@ -47,6 +47,10 @@ def seconds_text(seconds):
     return f"{seconds:.3g} s"
 
 
+# What the worker process runs: `python3 -m ssd_suite._worker`, with this ssd_suite found first.
+_BOOTSTRAP = ("import sys; sys.path.insert(0, sys.argv[1]); from ssd_suite._worker import main; "
+              "sys.exit(main(sys.argv[2:]))")
+
 _WHERE = {_wire.CallRecord.PREPARING: "while making the case's inputs, before the adapter call",
           _wire.CallRecord.JUDGING: "after the adapter call returned, while its outputs were judged"}
 
@@ -80,28 +84,30 @@ class Worker:
         return "" if death else value
 
     def start(self):
-        """Starts a worker process and waits until it has imported the adapter."""
+        """Starts a worker process (unless one runs) and waits until it has imported the adapter."""
+        if self._process is not None:
+            return
         _capi.lib()  # the library this process loaded is the one the worker loads
         requests_read, requests = os.pipe()
         replies, replies_write = os.pipe()
         record, record_file = _wire.CallRecord.create()
         env = dict(os.environ)
-        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # this ssd_suite's, first
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         if _capi.library_path and os.sep in _capi.library_path:
             env["SSD_CAPI_LIBRARY"] = os.path.abspath(_capi.library_path)
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where this ssd_suite lies
         # fork and exec at once: the worker is a fresh interpreter, so no CUDA context (nor any
-        # thread) of this process crosses into it.
+        # thread) of this process crosses into it. This ssd_suite goes first on its sys.path
+        # without touching PYTHONPATH, which the library's own subprocesses inherit.
         try:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "ssd_suite._worker", str(requests_read), str(replies_write),
+                [sys.executable, "-c", _BOOTSTRAP, root, str(requests_read), str(replies_write),
                  str(record_file.fileno())],
                 pass_fds=(requests_read, replies_write, record_file.fileno()), stdin=subprocess.DEVNULL, env=env)
-        except OSError:
+        except (OSError, ValueError) as e:
             for fd in (requests, replies):
                 os.close(fd)
             record.close()
-            raise
+            raise WorkerError(f"cannot start a worker process with {sys.executable!r}: {e}") from e
         finally:
             os.close(requests_read)
             os.close(replies_write)
