@@ -96,9 +96,11 @@ def serve(reader, replies, record, adapter, healthy):
             else:
                 value = dump_case(adapter, problem, args[0], watch)
         except Exception as e:  # noqa: BLE001 - the suite's own error: the campaign raises it
-            _wire.send(replies, ("raised", sequence, picklable(e), False))
-            continue
-        _wire.send(replies, (kind, sequence, value, watch.lost))
+            value, kind = picklable(e), "raised"
+        try:
+            _wire.send(replies, (kind, sequence, value, watch.lost))
+        except BrokenPipeError:
+            return 0  # the campaign ended, dropping this case
         if watch.lost:
             return 0
 

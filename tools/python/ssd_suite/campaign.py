@@ -206,11 +206,11 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         def out_of_time():
             return (cases is not None and done >= cases) or (time is not None and _time.monotonic() - start >= time)
 
-        def run(problem):
+        def run(problem, request):
             nonlocal done
             done += 1
             t0 = _time.monotonic()
-            j = checker.check(problem)
+            j = checker.judgement(request)
             seconds = _time.monotonic() - t0
             result.tallies.setdefault(problem.op, OpTally()).record(j, seconds)
             result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
@@ -236,27 +236,49 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
                 print(f"\r{n} cases, {failed} failed, {result.seconds:.0f} s{of}", end="", file=sys.stderr, flush=True)
             return j
 
-        if replay:
-            for problem in replay[shard[0]::shard[1]]:
-                if out_of_time():
-                    break
-                run(problem)
-        elif result.ops:
-            # ssd-fuzz's order: case k goes to op (k / shards) % len(ops); an op stopped by its own
-            # failures passes its turns, so the case indices of the others stay those of ssd-fuzz.
-            limit = max(1, max_failures)
-            failures_of = dict.fromkeys(result.ops, 0)
+        # ssd-fuzz's order: case k goes to op (k / shards) % len(ops); an op stopped by its own
+        # failures passes its turns, so the case indices of the others stay those of ssd-fuzz.
+        limit = max(1, max_failures)
+        failures_of = dict.fromkeys(result.ops, 0)
+
+        def drawn():
+            if replay:
+                yield from replay[shard[0]::shard[1]]
+                return
             for k in itertools.count(shard[0], shard[1]):
-                if out_of_time():
-                    break
                 op = result.ops[(k // shard[1]) % len(result.ops)]
                 if failures_of[op] >= limit:
                     if all(v >= limit for v in failures_of.values()):
-                        break
+                        return
                     continue
-                before = len(result.failures)
-                run(campaign_problem(op, k, seed, shard, dtypes, large))
-                failures_of[op] += len(result.failures) - before
+                yield campaign_problem(op, k, seed, shard, dtypes, large)
+
+        def wanted(problem):
+            """Whether a case drawn before the last one was judged still runs: its op may have stopped since."""
+            return bool(replay) or failures_of[problem.op] < limit
+
+        # One case ahead, as ssd-fuzz: the worker runs it while this process judges the last one and
+        # draws the next. One drawn and not wanted after all is dropped (a worker runs it anyway).
+        cases_drawn = drawn() if replay or result.ops else iter(())
+        ahead = None
+        while not out_of_time():
+            problem, request = ahead if ahead else (None, None)
+            ahead = None
+            if problem is None:
+                problem = next(cases_drawn, None)
+                if problem is None:
+                    break
+                request = checker.submit(problem)
+            elif not wanted(problem):
+                continue
+            if cases is None or done + 1 < cases:
+                following = next(cases_drawn, None)
+                if following is not None:
+                    ahead = following, checker.submit(following)
+            before = len(result.failures)
+            run(problem, request)
+            if not replay:
+                failures_of[problem.op] += len(result.failures) - before
         result.seconds = _time.monotonic() - start
     if progress:
         print(file=sys.stderr)

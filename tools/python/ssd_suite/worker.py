@@ -3,6 +3,7 @@
 strings. A call that kills the process is CRASHED (the signal or exit status named), one that
 outlives its time limit is TIMEOUT (the process is killed), and after either the next case gets a
 fresh process, as with ssd-fuzz's ssd-kernel-worker (docs/python.md, "Isolation")."""
+import collections
 import os
 import signal
 import subprocess
@@ -59,28 +60,56 @@ class WorkerError(_capi.SsdError):
     """The worker process could not be started, or cannot take a case."""
 
 
+class Request:
+    """A case sent to the worker: its kind ("check" or "dump"), problem and arguments, the sequence
+    number it went with, and once known its outcome, (the reply, None) or (None, (verdict, message))
+    when it cost the worker its life."""
+
+    __slots__ = ("kind", "problem", "args", "sequence", "outcome")
+
+    def __init__(self, kind, problem, args):
+        self.kind, self.problem, self.args, self.sequence, self.outcome = kind, problem, args, 0, None
+
+
 class Worker:
     """The campaign's handle on its worker process: check(problem) -> Judgement and
-    dump(problem, folder) -> case file path, each run in the worker; started on first use and
-    again after each death. `starts` counts the processes started."""
+    dump(problem, folder) -> case file path, each run in the worker; or submit(problem) now and
+    judgement(request) later, so that the worker runs one case while the campaign judges the
+    last. Requests run in order; the process is started on first use and again after each death,
+    and what was queued behind a death goes to the next process. `starts` counts the processes."""
 
     def __init__(self, adapter, spec, case_timeout=None):
         self.adapter, self.spec, self.case_timeout = adapter, spec, case_timeout
         self.starts = 0
         self._process = None
         self._sequence = 0
+        self._pending = collections.deque()  # sent, outcome not yet read: oldest first
+        self._not_taken = 0  # deaths in a row before the oldest request was taken
 
-    def check(self, problem):
-        value, death = self._ask("check", problem)
+    def submit(self, problem, kind="check", *args):
+        """Sends a case to the worker and returns its Request at once."""
+        if self._process is None:
+            self.start()
+        request = Request(kind, problem, args)
+        self._pending.append(request)
+        self._send(request)
+        return request
+
+    def judgement(self, request):
+        """The Judgement of a submitted check, waiting for it (and for those sent before it)."""
+        value, death = self._outcome(request)
         if death is None:
             return value
         verdict, message = death
-        return Judgement(verdict, as_declared(self.adapter, problem), message=message)
+        return Judgement(verdict, as_declared(self.adapter, request.problem), message=message)
+
+    def check(self, problem):
+        return self.judgement(self.submit(problem))
 
     def dump(self, problem, folder):
         """The case file of `problem` written by the worker ("" when nothing was written, or when
         the worker died writing it)."""
-        value, death = self._ask("dump", problem, folder)
+        value, death = self._outcome(self.submit(problem, "dump", folder))
         return "" if death else value
 
     def start(self):
@@ -129,7 +158,9 @@ class Worker:
         raise WorkerError(f"a worker process cannot load adapter '{self.spec}': {why}")
 
     def close(self):
-        """Ends the worker process: it exits when its request pipe closes, else it is killed."""
+        """Ends the worker process, dropping what is queued: it exits when its request pipe
+        closes (after the call it is in), else it is killed."""
+        self._pending.clear()
         if self._process is not None:
             self._end(kill=False)
 
@@ -139,24 +170,47 @@ class Worker:
     def __exit__(self, *exc):
         self.close()
 
-    def _ask(self, kind, problem, *args):
-        """(the worker's reply, None), or (None, (verdict, message)) when the request cost the
-        worker its life. A worker that died before it took the request (after the previous one)
-        is replaced and the request sent again: its death is not this case's."""
-        for attempt in (1, 2):
-            if self._process is None:
-                self.start()
-            self._sequence += 1
-            try:
-                _wire.send(self._requests, (kind, self._sequence, str(problem), args))
-            except BrokenPipeError:
-                pass  # dead already: what it left says so below
-            outcome = self._wait(self._sequence, (problem.op, problem.dtype))
-            if outcome is not None:
-                return outcome
-        raise WorkerError("the worker process died twice before taking a case (is the adapter's import killing it?)")
+    def _send(self, request):
+        self._sequence += 1
+        request.sequence = self._sequence
+        try:
+            _wire.send(self._requests, (request.kind, request.sequence, str(request.problem), request.args))
+        except BrokenPipeError:
+            pass  # dead already: the reply pipe's end and the call record say so when it is waited for
 
-    def _wait(self, sequence, key):
+    def _outcome(self, request):
+        while request.outcome is None:
+            self._settle_oldest()
+        return request.outcome
+
+    def _settle_oldest(self):
+        """Waits for the oldest request's reply or death. A worker that died before taking it
+        (after the previous one) is replaced and the request sent again: that death is not its.
+        Whatever the ended process had queued goes to a new one."""
+        oldest = self._pending[0]
+        ended = self._wait(oldest)
+        if ended is None:
+            self._not_taken += 1
+            if self._not_taken > 1:
+                self._pending.clear()
+                raise WorkerError("the worker process died twice before taking a case (does importing the adapter "
+                                  "kill it?)")
+        else:
+            self._not_taken = 0
+            self._pending.popleft()
+        if self._process is None and self._pending:
+            self.start()
+            for queued in self._pending:
+                self._send(queued)
+        if ended is not None and ended[0] == "raised":
+            raise ended[1]  # the suite's own error, not the adapter's: as in process
+        if ended is not None:
+            oldest.outcome = ended[1:]
+
+    def _wait(self, request):
+        """("reply", value, None), ("death", None, (verdict, message)), ("raised", error), or None
+        when the worker died before taking `request`."""
+        sequence, key = request.sequence, (request.problem.op, request.problem.dtype)
         while True:
             seen, phase, start, elements = self._record.read()
             deadline = None
@@ -166,12 +220,13 @@ class Worker:
             try:
                 reply = self._replies.read(deadline if deadline is not None else time.monotonic() + POLL_SECONDS)
             except EOFError:
-                return self._death(sequence)
+                death = self._death(sequence)
+                return None if death is None else ("death", None, death)
             if reply is _wire.TIMED_OUT:
                 if deadline is not None and self._record.read()[:3] == (sequence, phase, start):
                     self._end(kill=True)
-                    return None, ("TIMEOUT", f"the adapter call was still running after {seconds_text(limit)} "
-                                             "(--case-timeout); its process was killed")
+                    return "death", None, ("TIMEOUT", f"the adapter call was still running after {seconds_text(limit)} "
+                                                      "(--case-timeout); its process was killed")
                 continue
             tag, replied_to, value, retiring = reply
             if replied_to != sequence:
@@ -179,10 +234,10 @@ class Worker:
             if retiring:
                 self._end(kill=False)  # its device is lost: it exits by itself
             if tag == "raised":
-                raise value  # the suite's own error, not the adapter's: as in process
+                return "raised", value
             if tag == "check" and value.verdict != "SKIPPED":
                 self._first_calls_done.add(key)
-            return value, None
+            return "reply", value, None
 
     def _limit(self, key, elements):
         if self.case_timeout is not None:
@@ -190,22 +245,21 @@ class Worker:
         return default_case_timeout(elements, key not in self._first_calls_done)
 
     def _death(self, sequence):
-        """What the worker's death during request `sequence` says, or None when it died before
-        taking it."""
+        """(verdict, message) of the worker's death during request `sequence`, or None when it
+        died before taking it."""
         seen, phase, _, _ = self._record.read()
         killed, status = self._end(kill=False)
         if seen != sequence:
             return None
         if killed:
-            return None, ("CRASHED", "the worker closed its connection during the adapter call and did not exit; "
-                                     "it was killed")
+            return "CRASHED", "the worker closed its connection during the adapter call and did not exit; it was killed"
         if phase == _wire.CallRecord.CALLING:
             if status < 0:
-                return None, ("CRASHED", f"the adapter call killed its process with {signal_text(-status)}")
-            return None, ("CRASHED", f"the process exited with status {status} during the adapter call "
-                                     "(exit or os._exit inside the adapter)")
+                return "CRASHED", f"the adapter call killed its process with {signal_text(-status)}"
+            return "CRASHED", (f"the process exited with status {status} during the adapter call "
+                               "(exit or os._exit inside the adapter)")
         how = f"was killed by {signal_text(-status)}" if status < 0 else f"exited with status {status}"
-        return None, ("CRASHED", f"the worker process {how} {_WHERE[phase]}")
+        return "CRASHED", f"the worker process {how} {_WHERE[phase]}"
 
     def _end(self, kill):
         """Closes the pipes and reaps the process, killing it at once (`kill`) or when it does not

@@ -92,6 +92,29 @@ def test_a_worker_is_started_again_only_after_a_death():
         assert worker.check(Problem(RECURRENT)).passed and worker.starts == 2
 
 
+def test_cases_queued_behind_a_death_go_to_the_next_worker():
+    with Worker(planted_faults.segfault, "planted_faults:segfault") as worker:
+        requests = [worker.submit(Problem(p)) for p in (ONE_CHUNK, MULTI_CHUNK, ONE_CHUNK, RECURRENT)]
+        assert [worker.judgement(r).verdict for r in requests] == ["PASSED", "CRASHED", "PASSED", "PASSED"]
+        assert worker.starts == 2
+    with Worker(planted_device_lost, "planted_device_lost") as worker:
+        lost, after = worker.submit(Problem(MULTI_CHUNK)), worker.submit(Problem(RECURRENT))
+        assert worker.judgement(after).passed and worker.judgement(lost).failed and worker.starts == 2
+
+
+def test_a_campaign_one_case_ahead_runs_the_cases_it_would_run_in_process():
+    # planted_bug's chunk_cumsum stops at its first failure; the case drawn ahead of that failure
+    # is dropped when its op has stopped, so both modes count the same cases.
+    import planted_bug
+
+    for ops, cases in ((["chunk_cumsum"], 50), (["chunk_cumsum", "recurrent"], 40)):
+        process, none = (run(planted_bug, ops=ops, cases=cases, seed=3, isolation=i)[0] for i in ("process", "none"))
+        counts = [{op: (t.cases, t.failed) for op, t in r.tallies.items()} for r in (process, none)]
+        assert counts[0] == counts[1] and counts[0]["chunk_cumsum"][1] == 1
+        if len(ops) == 1:
+            assert counts[0]["chunk_cumsum"][0] < cases  # the campaign ended at the failure
+
+
 def test_shrinking_runs_through_the_worker():
     # Every multi-chunk candidate kills a worker: the campaign shrinks to two chunks of one token.
     result, text = run("planted_faults:segfault", ops=["chunk_cumsum", "recurrent"], cases=30, seed=3,
