@@ -123,8 +123,10 @@ class FuzzResult:
 
 def shrink(adapter, problem, seconds=30.0, isolation=None, case_timeout=None):
     """Greedy: moves to the first shrink candidate that still FAILS until none does or time is up.
-    `isolation` and `case_timeout` as for fuzz(): the candidates run in a worker process by default."""
-    checker, _ = open_checker(adapter, isolation, case_timeout)
+    `adapter`, `isolation` and `case_timeout` as for fuzz(): the candidates run in a worker process
+    by default."""
+    spec = adapter if isinstance(adapter, str) else None
+    checker, _ = open_checker(load_adapter(spec) if spec else adapter, isolation, case_timeout, spec)
     try:
         return _shrink(checker.check, as_problem(problem), seconds)[0]
     finally:

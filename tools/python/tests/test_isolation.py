@@ -19,7 +19,7 @@ from ssd_suite.adapters import _torch, numpy_ref
 from ssd_suite.adapters.kernel_library import KernelLibrary
 from ssd_suite.isolation import adapter_spec, open_checker
 from ssd_suite.problem import Problem
-from ssd_suite.worker import Worker, default_case_timeout
+from ssd_suite.worker import Worker, WorkerError, default_case_timeout
 
 MULTI_CHUNK = "chunk_cumsum:f32 b1 s30 h2 q7 seed=1"  # s > q: where the planted adapters fault
 ONE_CHUNK = "chunk_cumsum:f32 b1 s5 h2 q7 seed=1"
@@ -123,8 +123,9 @@ def test_shrinking_runs_through_the_worker():
     assert f.judgement.verdict == "CRASHED" and f.minimal.sizes["s"] > f.minimal.chunk_size
     assert f.minimal.sizes["b"] == 1 and f.minimal.sizes["h"] == 1
     assert tally(result, "recurrent").failed == 0 and tally(result, "recurrent").cases > 1, text
-    shrunk = ssd_suite.shrink(planted_faults.segfault, MULTI_CHUNK, seconds=30)
-    assert shrunk.sizes["s"] > shrunk.chunk_size and shrunk.sizes["h"] == 1
+    for adapter in (planted_faults.segfault, "planted_faults:segfault"):  # shrink() by itself, too
+        shrunk = ssd_suite.shrink(adapter, "chunk_cumsum:f32 b1 s6 h2 q3 seed=1", seconds=30)
+        assert shrunk.sizes["s"] > shrunk.chunk_size and shrunk.sizes["h"] == 1
 
 
 def test_an_honest_adapter_has_the_same_verdicts_with_and_without_isolation(tmp_path):
@@ -175,6 +176,11 @@ def test_the_default_isolation():
     assert "ssd_suite.fuzz: isolation none: a dict of functions has no name another process can import" in text
     _, text = run(numpy_ref, problems=[ONE_CHUNK])
     assert "isolation none" not in text
+
+
+def test_a_worker_that_cannot_load_the_adapter_says_so():
+    with pytest.raises(WorkerError, match="a worker process cannot load adapter 'no_such_module'"):
+        Worker(numpy_ref, "no_such_module").start()
 
 
 def test_isolation_arguments_are_checked():
