@@ -66,8 +66,6 @@ class InProcess:
     """Checks cases in this process (isolation "none", and kernel libraries, whose calls the C
     API already runs in ssd-fuzz's own worker process)."""
 
-    starts = 0
-
     def __init__(self, adapter):
         self.adapter = adapter
 
