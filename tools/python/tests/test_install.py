@@ -1,5 +1,6 @@
 """`pip install --no-build-isolation` of the package works offline (setuptools only), and the
-installed copy, outside the checkout, loads the C API named by SSD_CAPI_LIBRARY."""
+installed copy, outside the checkout, loads the C API named by SSD_CAPI_LIBRARY and runs a campaign in
+its worker process."""
 import importlib.util
 import os
 import shutil
@@ -27,3 +28,8 @@ def test_pip_install_offline(tmp_path):
                            env=env, capture_output=True, text=True, cwd=tmp_path)
     assert check.returncode == 0, check.stderr
     assert check.stdout.splitlines() == [str(target / "ssd_suite" / "__init__.py"), "chunk_cumsum:f32 b1 s4 h1 q2 seed=1"]
+    # The installed copy runs a campaign in its worker process, which finds that same copy.
+    fuzz = subprocess.run([sys.executable, "-m", "ssd_suite", "fuzz", "--adapter", "ssd_suite.adapters.numpy_ref",
+                           "--cases", "4", "--seed", "1", "--dump", ""], env=env, capture_output=True, text=True,
+                          cwd=tmp_path)
+    assert fuzz.returncode == 0 and "no failures after" in fuzz.stdout, fuzz.stdout + fuzz.stderr
