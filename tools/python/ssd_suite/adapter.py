@@ -8,7 +8,7 @@ as TF32: its cases of the ops with dot products are judged as `dots=tf32` proble
 import traceback
 
 from . import _capi
-from .arrays import inputs as make_inputs
+from .arrays import as_numpy, inputs as make_inputs
 from .judgement import Judgement, judge
 from .problem import Problem, op_names
 
@@ -94,6 +94,16 @@ def run_case(adapter, problem):
         return Judgement("SKIPPED", problem, message=message), None
     except Exception as e:  # noqa: BLE001 - any error of the adapter is a verdict on it
         return _adapter_failure(problem, "the adapter raised", e), None
+    # The results reach the host before the judge runs: a device error that the kernel's launch
+    # reports late (CUDA errors are asynchronous, seen at the next synchronizing call) is then a
+    # verdict on the adapter, never an exception out of the campaign.
+    if hasattr(outputs, "items"):
+        try:
+            outputs = {name: as_numpy(array, f"outputs['{name}']") for name, array in outputs.items()}
+        except TypeError as e:
+            return _adapter_failure(problem, "the adapter's outputs", e), None
+        except Exception as e:  # noqa: BLE001 - e.g. torch.AcceleratorError: an illegal memory access
+            return _adapter_failure(problem, "the adapter's outputs could not be read (a device error reported late)", e), None
     try:
         return judge(problem, outputs, truth=case_inputs.truth()), outputs
     except (_capi.SsdArgumentError, TypeError, ValueError) as e:
