@@ -129,5 +129,8 @@ def _call(adapter, fn, problem, case_inputs):
         return outputs, None, None  # judge() says what it wanted
     try:
         return {name: as_numpy(array, f"outputs['{name}']") for name, array in outputs.items()}, None, None
-    except Exception as e:  # noqa: BLE001 - a device error surfaces when its outputs are read
+    except TypeError as e:
         return None, _adapter_failure(problem, "the adapter's outputs", e), e
+    except Exception as e:  # noqa: BLE001 - e.g. torch.AcceleratorError: an illegal memory access
+        return None, _adapter_failure(problem, "the adapter's outputs could not be read (a device error reported "
+                                               "late)", e), e

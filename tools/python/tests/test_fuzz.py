@@ -60,6 +60,28 @@ def test_an_adapter_that_raises_fails_its_case_and_the_campaign_goes_on():
     assert "the adapter raised: ValueError: no kernel for q=" in text
 
 
+class _LateDeviceError:
+    """An output tensor whose device reports the kernel's fault only when it is read (CUDA errors
+    are asynchronous): both ways to the host raise, as torch does after an illegal address."""
+
+    def __dlpack__(self, *args, **kwargs):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    def cpu(self):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+
+def test_a_device_error_reported_when_the_outputs_are_read_fails_the_case():
+    def late(problem, inputs):
+        return {"dA_cumsum": _LateDeviceError(), "dt_out": _LateDeviceError()}
+
+    result, text = run({"chunk_cumsum": late, "recurrent": numpy_ref.recurrent}, cases=10, seed=1, max_failures=1)
+    assert result.exit_status == 1
+    assert result.tallies["chunk_cumsum"].failed == 1 and result.tallies["recurrent"].failed == 0
+    assert result.tallies["recurrent"].cases > 2  # the campaign went on
+    assert "could not be read (a device error reported late): RuntimeError: CUDA error" in text
+
+
 def test_bad_outputs_fail_the_case():
     result, text = run({"chunk_cumsum": lambda p, x: {"dA": x["dt"]}}, cases=2, seed=1)
     assert result.exit_status == 1 and "'dA' is not an output" in text
