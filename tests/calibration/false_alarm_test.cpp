@@ -273,4 +273,31 @@ TEST(FalseAlarm, StorageOverflowStillRefusedWhereTheBoundStaysInRange) {
   EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
 }
 
+// chunk_cumsum, Q = 204, dt' of both signs (limit=-1,inf): the sequential f32 cumsum's roundings
+// line up over a chunk (the running sum keeps its binade), so its error grows like Q u |y|, not
+// like phi(Q) u |y|; the honest emulation's dA_cumsum was SUSPECT at ratio 1.53 while every element
+// sat within its bound (max r 0.433). The statistic now charges a running sum n times.
+constexpr const char* kLongCumsum = "chunk_cumsum:bf16 b1 s204 h8 q204 +dt_bias limit=-1,inf A=bf16 seed=787142";
+
+TEST(FalseAlarm, LongSequentialCumsumIsNotSuspect) { expect_honest_pass(kLongCumsum); }
+
+TEST(FalseAlarm, LongCumsumCaseStillCatchesAWrongValue) {
+  const ssd::Problem p = ssd::parse_problem(kLongCumsum);
+  bool planted = false;
+  // One element of dA_cumsum moved by twice its bound.
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                    const ssd::Bounds& bounds) {
+    if (name != "dA_cumsum" || planted) return;
+    for (std::int64_t i = 0; i < t.numel() && !planted; ++i) {
+      const double b = bounds.get("dA_cumsum").bound[i];
+      if (std::isfinite(b) && b > 0) {
+        t.set(i, oracle.get("dA_cumsum").value[i] + 2 * b);
+        planted = true;
+      }
+    }
+  });
+  ASSERT_TRUE(planted);
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+}
+
 }  // namespace

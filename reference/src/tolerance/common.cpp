@@ -177,8 +177,9 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     // of their own), and a carried error enters as an effective unit on S.
     const double mid_sigma = terms.intermediate_roundoff * walk;
     const double carried_sigma = S > 0 ? carried / S * walk : carried;
+    const double growth = terms.running_sum ? static_cast<double>(terms.reduction_length) : phi;
     b.sigma.data()[i] = element_sigma(u_out * y_abs, std::hypot(mid_sigma, carried_sigma), std::hypot(terms.floor_unit * F, tau),
-                                      kAccumulationRoundoff * phi * walk, S > 0 ? kAccumulationRoundoff * phi * E * walk / S : 0.0);
+                                      kAccumulationRoundoff * growth * walk, S > 0 ? kAccumulationRoundoff * growth * E * walk / S : 0.0);
   }
   if (!any_exact) b.exact.clear();
   return b;

@@ -78,6 +78,10 @@ struct BoundTerms {
   // Errors carried in from values the op computes itself and whose error is bounded on its own
   // (softplus's allowance on dt'), propagated to this element: added to the bound as they are.
   const Tensor* carried = nullptr;
+  // A sequential prefix sum (a cumsum output): the roundings of a running sum of like-signed steps
+  // line up instead of walking, so the statistic charges its accumulation n times, not phi(n)
+  // (docs/tolerance.md, "Statistical verdict"); the rigorous bound is unchanged.
+  bool running_sum = false;
 };
 
 // Softplus as the kernels evaluate it, log(exp(x) + 1) in fp32 for x <= 20: its absolute error is

@@ -75,7 +75,9 @@ Bounds discretize_segsum_bounds(const Problem& p, const InputSet& in, const Outp
   bounds.add(std::move(L_bound));
   bounds.add(make_bound(p, oracle.get("G"), {&G_S, nullptr, 0.0, N}));
   bounds.add(make_bound(p, oracle.get("M"), {&M_S, &M_exponent, 0.0, N}));
-  bounds.add(make_bound(p, oracle.get("A_cumsum"), {&cs_S, nullptr, 0.0, Q}));
+  BoundTerms cumsum_terms{&cs_S, nullptr, 0.0, Q};
+  cumsum_terms.running_sum = true;
+  bounds.add(make_bound(p, oracle.get("A_cumsum"), cumsum_terms));
   OutputBound decay_bound = make_bound(p, oracle.get("decay_states"), {&decay_S, &decay_E, 0.0, Q});
   for (std::int64_t vec = 0; vec < decay.numel() / Q; ++vec) mark_exact(decay_bound, vec * Q + Q - 1);
   bounds.add(std::move(decay_bound));

@@ -58,7 +58,9 @@ Bounds chunk_cumsum_bounds(const Problem& p, const InputSet& in, const Outputs& 
         }
       }
   Bounds bounds;
-  bounds.add(make_bound(p, oracle.get("dA_cumsum"), {&S_dA, nullptr, 0.0, Q}));
+  BoundTerms dA_terms{&S_dA, nullptr, 0.0, Q};
+  dA_terms.running_sum = true;
+  bounds.add(make_bound(p, oracle.get("dA_cumsum"), dA_terms));
   bounds.add(make_bound(p, oracle.get("dt_out"), {&S_out, nullptr, 0.0, 1, nullptr, 0.0, nullptr, &carried_out}));
   return bounds;
 }
