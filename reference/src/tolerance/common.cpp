@@ -165,7 +165,6 @@ OutputBound make_bound(const Problem& p, const Output& oracle, const BoundTerms&
     b.bound.data()[i] = c.rounding * (u_out * std::fabs(y) + mid + terms.floor_unit * F) + accumulation * S +
                         exponent * E + carried + tau;
     if (shares != nullptr) add_terms(shares, term, b.bound[i]);
-    // The same terms without the safety factors, in quadrature (ssd/reference/suspicion.h).
     // The same terms without the safety factors, in quadrature, charged on the size of the partial
     // values rather than on the shadow S (ssd/reference/suspicion.h): max(|y*|, S / sqrt(n)), the
     // result, or where it cancels the random-walk size of n terms whose magnitudes sum to S.
