@@ -53,8 +53,8 @@ import platform, torch, triton
 print("torch", torch.__version__, "triton", triton.__version__, "python", platform.python_version())
 print("gpu", torch.cuda.get_device_name(), "cuda", torch.version.cuda)
 PY
-# Every process stops by itself: the golden replay when its problems are done (at the latest at
-# the campaigns' end plus a minute), a campaign after --seconds.
+# Every process stops by itself after --seconds (the golden replay sooner when its problems are
+# done); `timeout` stops one that overruns a minute later, and SIGTERM still writes its report.
 limit=$((seconds + 60))
 
 library() {  # name adapter folder-variable folder mode
@@ -63,7 +63,7 @@ library() {  # name adapter folder-variable folder mode
     export "$variable=$folder"
     if [ "$mode" = ieee ]; then export TRITON_F32_DEFAULT=ieee; else unset TRITON_F32_DEFAULT; fi
     timeout "$limit" python3 -m ssd_suite fuzz --adapter "$adapter" --problems "$root/golden/data/manifest.txt" \
-      --max-failures 1000 --shrink-seconds 0 --dump "$out/cases-$tag" --report "$out/$tag-golden.json" \
+      --time "$seconds" --max-failures 1000 --shrink-seconds 0 --dump "$out/cases-$tag" --report "$out/$tag-golden.json" \
       >"$out/$tag-golden.txt" 2>&1 || true
   ) &
   for ((i = 0; i < shards; i++)); do

@@ -3,9 +3,12 @@ the same shards), run in a worker process by default (ssd_suite.isolation), a pr
 failure shrunk greedily through the C API's shrink candidates (a SUSPECT case kept as drawn) and
 printed with a repro line, ssd-fuzz's summary table and exit status (0 clean, 1 failures, CRASHED,
 TIMEOUT or SUSPECT cases, 3 nothing tested)."""
+import contextlib
 import itertools
 import os
+import signal
 import sys
+import threading
 import time as _time
 
 from .adapter import adapter_name, implemented_ops, is_library, load_adapter, run_case
@@ -76,6 +79,35 @@ def dump_case(adapter, problem, folder, watch=None):
         return ""  # the repro line still reproduces it
 
 
+class CampaignStopped(BaseException):
+    """SIGTERM arrived during a campaign (a BaseException, as KeyboardInterrupt, so that no adapter's
+    `except Exception` swallows it): the campaign ends as if its time were up."""
+
+
+@contextlib.contextmanager
+def _stopped_by_sigterm():
+    """SIGTERM (what `timeout` and batch schedulers send) raises CampaignStopped in the campaign's
+    thread, once: a second SIGTERM during the report's writing kills the process as usual. Only the
+    main thread can take signals; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise CampaignStopped()
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _signal_name(stop):
+    return "SIGTERM" if isinstance(stop, CampaignStopped) else "SIGINT"
+
+
 class FuzzResult:
     """What a campaign did: ops run, ops the adapter lacks, tallies per op, failures, seconds, and
     how it ended (exit_status, line) as ssd-fuzz reports it."""
@@ -84,6 +116,7 @@ class FuzzResult:
         self.ops, self.unimplemented, self.tallies, self.failures = [], [], {}, []
         self.by_dtype = {}  # (op, primary dtype) -> OpTally
         self.seconds = 0.0
+        self.stopped_by = None  # "SIGTERM" or "SIGINT" when a signal ended the campaign early
 
     def summary(self):
         failed = sum(t.failed for t in self.tallies.values())
@@ -102,6 +135,11 @@ class FuzzResult:
             return 3, ("NOTHING TESTED for " + ", ".join(untested) + ": every case SKIPPED" +
                        (f" (e.g. {why[0]})" if why and why[0] else ""))
         return 0, "no failures"
+
+    def summary_line(self):
+        """summary()'s line, saying when a signal ended the campaign before its time."""
+        line = self.summary()[1]
+        return line + (f" (stopped by {self.stopped_by})" if self.stopped_by else "")
 
     @property
     def exit_status(self):
@@ -137,15 +175,19 @@ def _shrink(check, problem, seconds, judgement=None):
     """(the minimal problem, its judgement) from the failing `problem`, each candidate judged by
     `check`; a candidate that crashes or hangs its worker process counts as failing, as in ssd-fuzz."""
     start, current, progressed = _time.monotonic(), problem, True
-    while progressed and _time.monotonic() - start < seconds:
-        progressed = False
-        for candidate in shrink_candidates(current):
-            if _time.monotonic() - start >= seconds:
-                break
-            j = check(candidate)
-            if j.failed:
-                current, judgement, progressed = candidate, j, True
-                break
+    try:
+        while progressed and _time.monotonic() - start < seconds:
+            progressed = False
+            for candidate in shrink_candidates(current):
+                if _time.monotonic() - start >= seconds:
+                    break
+                j = check(candidate)
+                if j.failed:
+                    current, judgement, progressed = candidate, j, True
+                    break
+    except (CampaignStopped, KeyboardInterrupt) as stop:
+        stop.shrunk = current, judgement  # the smallest failing case so far, for the report
+        raise
     return current, judgement
 
 
@@ -218,8 +260,13 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
             result.by_dtype.setdefault((problem.op, problem.dtype), OpTally()).record(j, seconds)
             if j.alarm:
                 # A SUSPECT case is about its size (kept as drawn); the rest shrink through the checker,
-                # so a candidate that crashes or hangs costs a worker, not the campaign.
-                minimal, judgement = (problem, j) if j.suspect else _shrink(checker.check, problem, shrink_seconds, j)
+                # so a candidate that crashes or hangs costs a worker, not the campaign. A signal during
+                # the shrink keeps the failure, as small as it got, and then ends the campaign.
+                stop = None
+                try:
+                    minimal, judgement = (problem, j) if j.suspect else _shrink(checker.check, problem, shrink_seconds, j)
+                except (CampaignStopped, KeyboardInterrupt) as e:
+                    stop, (minimal, judgement) = e, e.shrunk
                 f = Failure(problem, minimal, judgement)
                 # Only judged outputs can be stored: a case that crashed, hung or raised is not run again.
                 if dump and judgement.outputs:
@@ -230,6 +277,8 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
                 print(f.judgement.description, file=out, flush=True)
                 if f.dump:
                     print(f"  case file: {f.dump}", file=out, flush=True)
+                if stop is not None:
+                    raise stop
             result.seconds = _time.monotonic() - start
             if progress:
                 n = sum(t.cases for t in result.tallies.values())
@@ -262,25 +311,33 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
         # One case ahead, as ssd-fuzz: the worker runs it while this process judges the last one and
         # draws the next. One drawn and not wanted after all is dropped (a worker runs it anyway).
         cases_drawn = drawn() if replay or result.ops else iter(())
-        ahead = None
-        while not out_of_time():
-            problem, request = ahead if ahead else (None, None)
+
+        def run_cases():
             ahead = None
-            if problem is None:
-                problem = next(cases_drawn, None)
+            while not out_of_time():
+                problem, request = ahead if ahead else (None, None)
+                ahead = None
                 if problem is None:
-                    break
-                request = checker.submit(problem)
-            elif not wanted(problem):
-                continue
-            if cases is None or done + 1 < cases:
-                following = next(cases_drawn, None)
-                if following is not None:
-                    ahead = following, checker.submit(following)
-            before = len(result.failures)
-            run(problem, request)
-            if not replay:
-                failures_of[problem.op] += len(result.failures) - before
+                    problem = next(cases_drawn, None)
+                    if problem is None:
+                        break
+                    request = checker.submit(problem)
+                elif not wanted(problem):
+                    continue
+                if cases is None or done + 1 < cases:
+                    following = next(cases_drawn, None)
+                    if following is not None:
+                        ahead = following, checker.submit(following)
+                before = len(result.failures)
+                run(problem, request)
+                if not replay:
+                    failures_of[problem.op] += len(result.failures) - before
+
+        try:
+            with _stopped_by_sigterm():
+                run_cases()
+        except (CampaignStopped, KeyboardInterrupt) as stop:
+            result.stopped_by = _signal_name(stop)  # the case under way is dropped, the rest reported
         result.seconds = _time.monotonic() - start
     if progress:
         print(file=sys.stderr)
@@ -290,6 +347,5 @@ def fuzz(adapter, ops=None, time=None, cases=None, seed=None, shard=(0, 1), dtyp
     if report:
         kernels = getattr(adapter, "kernels", name)  # a kernel library's spec, as ssd-fuzz records it
         write_report(report, json_report(result, kernels, name, seed, shard, prefix, op_names()))
-    status, line = result.summary()
-    print(f"{line} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
+    print(f"{result.summary_line()} after {result.seconds:.1f} s (seed {seed})", file=out, flush=True)
     return result

@@ -46,9 +46,10 @@ def json_report(result, kernels, library, seed, shard, repro_prefix, op_order):
                  "description": f.judgement.description,
                  "repro": f"{repro_prefix} --problem '{f.judgement.problem}'", "case_file": f.dump}
                 for f in result.failures]
-    status, line = result.summary()
+    status = result.summary()[0]
     report = {"kernels": kernels, "library": library, "seed": seed, "shard": f"{shard[0]}/{shard[1]}",
-              "seconds": result.seconds, "exit_status": status, "summary": line,
+              "seconds": result.seconds, "exit_status": status, "summary": result.summary_line(),
+              "stopped_by": result.stopped_by,
               "unimplemented_ops": list(result.unimplemented), "by_op_and_dtype": rows, "failures": failures}
     return json.dumps(report, indent=2) + "\n"
 

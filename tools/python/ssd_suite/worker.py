@@ -17,8 +17,9 @@ from .judgement import Judgement
 # Time limits of one adapter call when the campaign sets none (docs/python.md, "Isolation").
 # ssd-fuzz gives a compiled kernel 5 s plus 1 s per million elements. A Python adapter of a JIT
 # library compiles on calls: Triton compiles (and mamba_ssm autotunes) each new specialization,
-# tens of seconds on an H200, so every call gets 60 s; the first of each op and dtype in a fresh
-# process also imports the library and compiles its kernels from cold, so it gets 300 s.
+# tens of seconds on an H200, so every call gets 60 s, or what the adapter declares (call_seconds);
+# the first of each op and dtype in a fresh process also imports the library and compiles its
+# kernels from cold, so it gets 300 s, or call_seconds where that is longer.
 BASE_SECONDS = 60.0
 FIRST_CALL_SECONDS = 300.0
 SECONDS_PER_ELEMENT = 1e-6
@@ -27,11 +28,25 @@ EXIT_GRACE_SECONDS = 2.0  # a worker that closed its pipe exits within this, or 
 POLL_SECONDS = 0.05  # how often the call record is read while no adapter call is timed
 
 
-def default_case_timeout(elements, first_call):
+def default_case_timeout(elements, first_call, call_seconds=None):
     """Seconds an adapter call on a case of `elements` tensor elements (inputs and outputs) may run
     when the campaign gives no case_timeout; `first_call`: the first call of its op and dtype in
-    this worker process."""
-    return (FIRST_CALL_SECONDS if first_call else BASE_SECONDS) + SECONDS_PER_ELEMENT * elements
+    this worker process; `call_seconds`: the adapter's declared base (None: BASE_SECONDS)."""
+    base = BASE_SECONDS if call_seconds is None else call_seconds
+    if first_call:
+        base = max(base, FIRST_CALL_SECONDS)
+    return base + SECONDS_PER_ELEMENT * elements
+
+
+def declared_call_seconds(adapter):
+    """The adapter's `call_seconds` (seconds in (0, 1e7] that any of its calls may take, set by
+    adapters of libraries that compile on calls), or None when it declares none."""
+    seconds = getattr(adapter, "call_seconds", None)
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds <= 1e7:
+        raise ValueError(f"adapter attribute 'call_seconds': {seconds!r} is not a number of seconds in (0, 1e7]")
+    return float(seconds)
 
 
 def signal_text(number):
@@ -80,6 +95,7 @@ class Worker:
 
     def __init__(self, adapter, spec, case_timeout=None):
         self.adapter, self.spec, self.case_timeout = adapter, spec, case_timeout
+        self.call_seconds = declared_call_seconds(adapter)  # checked before any worker starts
         self.starts = 0
         self._process = None
         self._sequence = 0
@@ -242,7 +258,7 @@ class Worker:
     def _limit(self, key, elements):
         if self.case_timeout is not None:
             return self.case_timeout
-        return default_case_timeout(elements, key not in self._first_calls_done)
+        return default_case_timeout(elements, key not in self._first_calls_done, self.call_seconds)
 
     def _death(self, sequence):
         """(verdict, message) of the worker's death during request `sequence`, or None when it

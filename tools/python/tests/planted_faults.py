@@ -1,6 +1,7 @@
 """Adapters whose chunk_cumsum takes its process down on cases of two chunks or more (s > q) and is
 honest on the rest, as a kernel with an out-of-bounds tail would: `segfault` (reads address 0),
-`exits` (os._exit(3)), `hangs` (sleeps for 1000 s). recurrent stays honest in all of them, and
+`exits` (os._exit(3)), `hangs` (sleeps for 1000 s), `hangs_declared` (the same, with call_seconds = 1,
+as a JIT library's adapter declares its own limit). recurrent stays honest in all of them, and
 `chatty` is honest everywhere but prints to stdout, which must not reach the worker's pipe."""
 import ctypes
 import os
@@ -38,3 +39,5 @@ segfault = Planted("segfault", lambda: ctypes.string_at(0))
 exits = Planted("exits", lambda: os._exit(3))
 hangs = Planted("hangs", lambda: time.sleep(1000))
 chatty = Planted("chatty", _chatter)
+hangs_declared = Planted("hangs_declared", lambda: time.sleep(1000))
+hangs_declared.call_seconds = 1

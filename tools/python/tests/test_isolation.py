@@ -19,7 +19,7 @@ from ssd_suite.adapters import _torch, numpy_ref
 from ssd_suite.adapters.kernel_library import KernelLibrary
 from ssd_suite.isolation import adapter_spec, open_checker
 from ssd_suite.problem import Problem
-from ssd_suite.worker import Worker, WorkerError, default_case_timeout
+from ssd_suite.worker import Worker, WorkerError, declared_call_seconds, default_case_timeout
 
 MULTI_CHUNK = "chunk_cumsum:f32 b1 s30 h2 q7 seed=1"  # s > q: where the planted adapters fault
 ONE_CHUNK = "chunk_cumsum:f32 b1 s5 h2 q7 seed=1"
@@ -197,6 +197,31 @@ def test_default_time_limits():
     assert default_case_timeout(0, first_call=False) == 60.0
     assert default_case_timeout(2_000_000, first_call=False) == 62.0
     assert default_case_timeout(2_000_000, first_call=True) == 302.0
+    # An adapter's call_seconds replaces the 60 s; a first call still gets at least 300 s.
+    assert default_case_timeout(2_000_000, first_call=False, call_seconds=300) == 302.0
+    assert default_case_timeout(0, first_call=True, call_seconds=30) == 300.0
+    assert default_case_timeout(0, first_call=True, call_seconds=500) == 500.0
+
+
+def test_declared_call_seconds_are_checked():
+    assert declared_call_seconds(numpy_ref) is None
+    assert declared_call_seconds(planted_faults.hangs_declared) == 1.0
+    for bad in (0, -2, float("nan"), 1e8, "300", True):
+        adapter = planted_faults.Planted("bad", lambda: None)
+        adapter.call_seconds = bad
+        with pytest.raises(ValueError, match="adapter attribute 'call_seconds'"):
+            Worker(adapter, "planted_faults:bad")
+
+
+def test_an_adapters_declared_limit_times_its_calls_after_the_first():
+    # ONE_CHUNK passes first (the first call of chunk_cumsum f32, with its 300 s); MULTI_CHUNK then
+    # hangs and is TIMEOUT after the declared 1 s, not the default 60 s.
+    t0 = time.monotonic()
+    result, text = run("planted_faults:hangs_declared", problems=[ONE_CHUNK, MULTI_CHUNK])
+    assert time.monotonic() - t0 < 30, text
+    t = tally(result)
+    assert (t.cases, t.passed, t.timeout) == (2, 1, 1), text
+    assert "the adapter call was still running after 1 s (--case-timeout)" in result.failures[0].judgement.message
 
 
 def test_judgements_pickle():
@@ -236,3 +261,23 @@ def test_the_command_line_options(tmp_path):
         done = subprocess.run(cmd + ["--adapter", "planted_faults:segfault", option, value], env=env,
                               capture_output=True, text=True)
         assert done.returncode == 2 and option in done.stderr, done.stderr
+
+
+def test_sigterm_ends_a_campaign_with_its_report(tmp_path):
+    # The honest case is judged, the next one hangs (limit 100 s); SIGTERM, as `timeout` sends it,
+    # must end the campaign at once with the summary and a report of what was judged.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    report = tmp_path / "report.json"
+    cmd = [sys.executable, "-m", "ssd_suite", "fuzz", "--adapter", "planted_faults:hangs", "--problem", ONE_CHUNK,
+           "--problem", MULTI_CHUNK, "--case-timeout", "100", "--shrink-seconds", "0", "--report", str(report)]
+    process = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(5)  # the worker starts and judges the honest case in well under a second here
+    assert process.poll() is None, process.communicate()[0]  # hanging in the second case
+    process.send_signal(15)
+    out, _ = process.communicate(timeout=20)
+    assert process.returncode == 0, out  # what was judged passed; the case under way is dropped
+    assert "no failures (stopped by SIGTERM)" in out, out
+    data = json.loads(report.read_text())
+    assert data["stopped_by"] == "SIGTERM" and data["summary"] == "no failures (stopped by SIGTERM)"
+    row = data["by_op_and_dtype"][0]
+    assert (row["cases"], row["PASSED"], row["TIMEOUT"]) == (1, 1, 0), data

@@ -21,6 +21,9 @@ from ._torch import torch as torch_module
 name = "mamba_ssm"
 PATH_VARIABLE = "SSD_MAMBA_SSM_PATH"
 f32_dots = f32_dots_of_triton()
+# mamba_ssm compiles each new specialization of its Triton kernels during the call; as
+# for vLLM, 60 s is too short for that on a loaded host (docs/external-kernels.md).
+call_seconds = 300
 
 
 def _ops(module):
