@@ -2,12 +2,15 @@
 // replay of given problems. Prints the seed, a progress line, every failure with a repro command
 // (and a case file that `ssd-golden check` replays), a per-op summary and one closing line; writes
 // JSON and JUnit reports on request. Exit status: 0 clean, 1 failures, 2 a usage error (one line on
-// stderr naming the option) or a campaign that cannot run, 3 nothing tested.
+// stderr naming the option) or a campaign that cannot run, 3 nothing tested. SIGTERM or SIGINT
+// end a campaign as if its time were up, with its summary and reports ("stopped by SIGTERM").
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +32,21 @@ constexpr int kExitUsage = 2;
 constexpr double kMaxSeconds = 1e7;
 constexpr std::uint64_t kMaxCases = std::uint64_t{1} << 40, kMaxShards = std::uint64_t{1} << 20;
 constexpr double kMaxCaseGib = 0x1p32;
+
+// The first SIGTERM or SIGINT, for the campaign to stop at; a second one kills (SA_RESETHAND).
+std::atomic<int> stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
+
+void on_stop_signal(int signal) { stop_signal.store(signal); }
+
+void stop_on_signals() {
+  struct sigaction action = {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
 
 void usage_error(const std::string& message) {
   std::string line = message;
@@ -263,6 +281,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "\r%lld cases, %lld failed, %.0f s%s", static_cast<long long>(n), static_cast<long long>(failed),
                    elapsed, total > 0 ? (" of " + std::to_string(static_cast<int>(total))).c_str() : "");
     };
+    o.stop_signal = &stop_signal;
+    stop_on_signals();
     const ssd::CampaignResult r = ssd::run_campaign(library, o, progress);
     if (tty) std::fprintf(stderr, "\n");
 

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 
 #include "ssd/fuzz/shrink.h"
 #include "ssd/golden/case_file.h"
@@ -14,6 +15,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The signal that stopped the campaign, 0 while none has.
+int stop_requested(const CampaignOptions& o) { return o.stop_signal ? o.stop_signal->load() : 0; }
 
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -90,6 +94,9 @@ Problem shrink_failure(const KernelLibrary& library, Op op, const CampaignOption
 Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& options, std::int64_t k) {
   if (is_huge_case(options, k) && huge_problem(op, 0)) return campaign_problem(op, options, k);  // not from the generator
   const auto start = Clock::now();
+  // Once the campaign is stopped no candidate is called: each counts as passing, so the shrink
+  // ends at the smallest failing case found so far.
+  auto fails_unless_stopped = [&](const Problem& p) { return !stop_requested(options) && fails(checker, p); };
   rc::Shrinkable<Problem> current = generate(op, options, k);
   bool progressed = true;
   while (progressed && since(start) < options.shrink_seconds) {
@@ -99,7 +106,7 @@ Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& optio
       if (since(start) >= options.shrink_seconds) break;
       bool still_fails = false;
       try {
-        still_fails = fails(checker, with_declared_dots(candidate->value(), options));
+        still_fails = fails_unless_stopped(with_declared_dots(candidate->value(), options));
       } catch (const std::exception&) {
         still_fails = false;  // a shrink that cannot be built is not a smaller failure
       }
@@ -111,7 +118,7 @@ Problem shrink_failure(CaseChecker& checker, Op op, const CampaignOptions& optio
     }
   }
   // Then the tokens the generator's tree cannot drop (flags, overrides, seq=rand as runs).
-  return shrink_problem(with_declared_dots(current.value(), options), [&](const Problem& p) { return fails(checker, p); },
+  return shrink_problem(with_declared_dots(current.value(), options), fails_unless_stopped,
                         options.shrink_seconds - since(start));
 }
 
@@ -151,7 +158,9 @@ void OpTally::record(const CaseJudgement& j, double case_seconds) {
   }
 }
 
-CampaignSummary summarize(const CampaignResult& r) {
+namespace {
+
+CampaignSummary summarize_verdicts(const CampaignResult& r) {
   std::int64_t failed = 0, suspect = 0;
   std::string untested;
   for (Op op : r.ops) {
@@ -170,6 +179,20 @@ CampaignSummary summarize(const CampaignResult& r) {
   if (r.ops.empty()) return {3, "NOTHING TESTED: the library implements none of the selected ops"};
   if (!untested.empty()) return {3, "NOTHING TESTED for " + untested + ": every case SKIPPED"};
   return {0, "no failures"};
+}
+
+}  // namespace
+
+CampaignSummary summarize(const CampaignResult& r) {
+  CampaignSummary s = summarize_verdicts(r);
+  if (r.stopped_by) s.line += " (stopped by " + signal_name(r.stopped_by) + ")";
+  return s;
+}
+
+std::string signal_name(int signal) {
+  if (signal == SIGTERM) return "SIGTERM";
+  if (signal == SIGINT) return "SIGINT";
+  return "signal " + std::to_string(signal);
 }
 
 namespace {
@@ -213,7 +236,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
   for (Op op : requested) (library.implements(op) ? result.ops : result.unimplemented).push_back(op);
   const auto start = Clock::now();
   auto out_of_time = [&](std::int64_t done) {
-    return (o.cases && done >= *o.cases) || (o.seconds && since(start) >= *o.seconds);
+    return (o.cases && done >= *o.cases) || (o.seconds && since(start) >= *o.seconds) || stop_requested(o);
   };
 
   if (!o.problems.empty()) {  // replay: the given cases, this shard's share of them
@@ -231,6 +254,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       if (progress) progress(result, result.seconds);
     }
     result.seconds = since(start);
+    result.stopped_by = stop_requested(o);
     return result;
   }
 
@@ -268,6 +292,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
     else current = next;
   }
   result.seconds = since(start);
+  result.stopped_by = stop_requested(o);
   return result;
 }
 

@@ -86,6 +86,7 @@ std::string json_report(const CampaignResult& r, const ReportContext& context) {
                        {"seconds", r.seconds},
                        {"exit_status", summary.exit_status},
                        {"summary", summary.line},
+                       {"stopped_by", r.stopped_by ? json(signal_name(r.stopped_by)) : json(nullptr)},
                        {"unimplemented_ops", unimplemented},
                        {"by_op_and_dtype", ops},
                        {"failures", failures}};

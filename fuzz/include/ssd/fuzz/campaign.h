@@ -4,6 +4,7 @@
 // printed as a repro line and dumped as a results case file.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -42,6 +43,9 @@ struct CampaignOptions {
   std::filesystem::path dump_dir; // failing cases written here (empty = no dumps)
   double shrink_seconds = 30;     // time allowed to minimize one failure
   CheckOptions check;             // where kernel calls run (a worker process by default) and their time limit
+  // Set to a signal's number (by ssd-fuzz's SIGTERM and SIGINT handler) to end the campaign as if
+  // its time were up: the case under way finishes, shrinking stops calling the kernel.
+  const std::atomic<int>* stop_signal = nullptr;
 };
 
 // The max r of each case in decades: [0,1e-4) [1e-4,1e-3) [1e-3,1e-2) [1e-2,0.1) [0.1,1) [1,10)
@@ -77,6 +81,7 @@ struct CampaignResult {
   std::map<std::pair<Op, DType>, OpTally> by_dtype;  // the same, per op and primary dtype
   std::vector<Failure> failures;
   double seconds = 0;
+  int stopped_by = 0;  // the signal that ended the campaign before its time, 0 when none did
 };
 
 // How a campaign ended, as ssd-fuzz reports it: exit status 0 (every op ran cases, none failed),
@@ -85,7 +90,8 @@ struct CampaignSummary {
   int exit_status = 0;
   std::string line;
 };
-CampaignSummary summarize(const CampaignResult& result);
+CampaignSummary summarize(const CampaignResult& result);  // "... (stopped by SIGTERM)" when a signal ended it
+std::string signal_name(int signal);  // "SIGTERM", "SIGINT", "signal 10"
 
 // Progress callback: called after every case with the running totals.
 using Progress = std::function<void(const CampaignResult&, double elapsed)>;
