@@ -3,10 +3,12 @@
 # (mamba_ssm, vLLM) and each way Triton takes f32 operands into dot products (IEEE, and TF32, what
 # the libraries ship with), the golden set's problems and a fuzz campaign in --shards shards run
 # through the Python package, all at once (FlashInfer's decode step, CUDA without dot products, in
-# one mode); tools/external/table.py then prints the table from their
-# JSON reports. With --cuda LIB, the same campaign of a kernel-ABI library runs beside them, one
-# shard through the Python package and one through ssd-fuzz (their throughputs side by side).
-#   bash tools/external/run.sh --capi LIBSSD_CAPI [--mamba DIR] [--vllm DIR] [--flashinfer DIR]
+# one mode: from its package with --flashinfer DIR, from its kernels built by
+# tools/external/flashinfer/build.sh with --flashinfer-shim LIB, which also replays problems those
+# kernels take, tools/external/flashinfer/problems.py); tools/external/table.py then prints the table
+# from their JSON reports. With --cuda LIB, the same campaign of a kernel-ABI library runs beside
+# them, one shard through the Python package and one through ssd-fuzz (their throughputs side by side).
+#   bash tools/external/run.sh --capi LIBSSD_CAPI [--mamba DIR] [--vllm DIR] [--flashinfer DIR] [--flashinfer-shim LIB]
 #                              [--cuda LIB --ssd-fuzz PATH] [--seconds 480] [--shards 2] [--seed 1] [--out DIR]
 # DIR holds the library's Python package (mamba_ssm/, vllm/ or flashinfer/: upstream sources, never
 # part of this repository). Logs, reports and failing case files go to --out (default $OUT or ./external-run).
@@ -15,7 +17,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-capi="" mamba="" vllm="" flashinfer="" cuda="" ssd_fuzz="" seconds=480 shards=2 seed=1 out=${OUT:-./external-run}
+capi="" mamba="" vllm="" flashinfer="" flashinfer_shim="" cuda="" ssd_fuzz="" seconds=480 shards=2 seed=1 out=${OUT:-./external-run}
 while [ $# -gt 0 ]; do
   [ $# -ge 2 ] || { echo "run.sh: argument '$1' needs a value" >&2; exit 2; }
   case "$1" in
@@ -23,6 +25,7 @@ while [ $# -gt 0 ]; do
     --mamba) mamba=$2 ;;
     --vllm) vllm=$2 ;;
     --flashinfer) flashinfer=$2 ;;
+    --flashinfer-shim) flashinfer_shim=$2 ;;
     --cuda) cuda=$2 ;;
     --ssd-fuzz) ssd_fuzz=$2 ;;
     --seconds) seconds=$2 ;;
@@ -38,6 +41,8 @@ for pair in "mamba:$mamba" "vllm:$vllm" "flashinfer:$flashinfer"; do
   dir=${pair#*:}
   [ -z "$dir" ] || [ -d "$dir" ] || { echo "run.sh: argument '--${pair%%:*}': '$dir' is not a folder" >&2; exit 2; }
 done
+[ -z "$flashinfer_shim" ] || [ -f "$flashinfer_shim" ] || {
+  echo "run.sh: argument '--flashinfer-shim': '$flashinfer_shim' is not a file (libflashinfer-ssu-shim.so)" >&2; exit 2; }
 [ -z "$cuda" ] || [ -f "$cuda" ] || { echo "run.sh: argument '--cuda': '$cuda' is not a file" >&2; exit 2; }
 [ -z "$cuda" ] || [ -x "$ssd_fuzz" ] || { echo "run.sh: argument '--ssd-fuzz': '$ssd_fuzz' is not an executable" >&2; exit 2; }
 for pair in "seconds:$seconds" "shards:$shards" "seed:$seed"; do
@@ -81,6 +86,17 @@ library() {  # name adapter folder-variable folder mode
 [ -z "$vllm" ] || { library vllm ssd_suite.adapters.vllm SSD_VLLM_PATH "$vllm" ieee
                     library vllm ssd_suite.adapters.vllm SSD_VLLM_PATH "$vllm" tf32; }
 [ -z "$flashinfer" ] || library flashinfer ssd_suite.adapters.flashinfer SSD_FLASHINFER_PATH "$flashinfer" ieee
+if [ -n "$flashinfer_shim" ]; then
+  shim=$(cd "$(dirname "$flashinfer_shim")" && pwd)/$(basename "$flashinfer_shim")
+  library flashinfer_shim ssd_suite.adapters.flashinfer SSD_FLASHINFER_SHIM "$shim" ieee
+  # The golden set's and the campaign's recurrent cases are nearly all beyond FlashInfer's sizes
+  # (d_state below 32): these are problems its built kernels take.
+  ( python3 "$root/tools/external/flashinfer/problems.py" --seed "$seed" >"$out/flashinfer_shim-problems.txt" &&
+    SSD_FLASHINFER_SHIM=$shim timeout "$limit" python3 -m ssd_suite fuzz --adapter ssd_suite.adapters.flashinfer \
+      --problems "$out/flashinfer_shim-problems.txt" --max-failures 1000 --shrink-seconds 0 \
+      --dump "$out/cases-flashinfer_shim-ieee" --report "$out/flashinfer_shim-ieee-served.json" \
+      >"$out/flashinfer_shim-ieee-served.txt" 2>&1 || true ) &
+fi
 if [ -n "$cuda" ]; then
   ( timeout "$limit" python3 -m ssd_suite fuzz --kernels "$cuda" --time "$seconds" --seed "$seed" --shard 0/2 \
       --report "$out/cuda-ieee-python0.json" --dump "$out/cases-cuda" >"$out/cuda-python0.txt" 2>&1 || true ) &

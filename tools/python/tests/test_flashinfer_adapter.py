@@ -58,7 +58,7 @@ def on_host(update=None, bug=None, monkeypatch=None):
 
 @pytest.fixture(autouse=True)
 def no_library_settings(monkeypatch):
-    for variable in (fi.PATH_VARIABLE, fi.ALGORITHM_VARIABLE):
+    for variable in (fi.PATH_VARIABLE, fi.ALGORITHM_VARIABLE, fi.SHIM_VARIABLE):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))  # the adapter may put a folder on it
 

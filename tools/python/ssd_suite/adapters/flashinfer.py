@@ -5,6 +5,12 @@ first use) through its public function: the contract's recurrent op and its serv
 case is SKIPPED with a reason naming it, and so is every case without torch or a CUDA device. What
 FlashInfer's interface cannot express raises NotImplementedError (SKIPPED, with the reason).
 
+With $SSD_FLASHINFER_SHIM (a libflashinfer-ssu-shim.so of tools/external/flashinfer/build.sh:
+FlashInfer's kernels compiled from its headers, for hosts where its package cannot run) the function
+called is tools/external/flashinfer/flashinfer_shim.py's selective_state_update, FlashInfer's wrapper
+over that library, in place of flashinfer.mamba's; everything below is the same. A kernel the shim
+has not built (dtypes, head_dim, d_state, tokens) is SKIPPED, naming it.
+
 The interface followed is that of flashinfer-ai/flashinfer at commit fb28d7242b35 (2026-08-22):
 flashinfer/mamba/selective_state_update.py, its checks in csrc/selective_state_update.cu and its
 kernels in include/flashinfer/mamba/:
@@ -59,8 +65,11 @@ dst_state_batch_indices despite disable_state_update. The adapter passes both as
 FlashInfer's docstring say; such cases would be FAILED, not SKIPPED.
 
 Dot products: none (CUDA FMAs), so f32_dots is "ieee"; the recurrent op has no dot-product bounds."""
+import functools
+import importlib.util
 import inspect
 import os
+import sys
 
 import numpy as np
 
@@ -69,6 +78,10 @@ from ._torch import device_healthy  # noqa: F401 - asked by a worker process aft
 
 name = "flashinfer"
 PATH_VARIABLE = "SSD_FLASHINFER_PATH"
+SHIM_VARIABLE = "SSD_FLASHINFER_SHIM"
+# The shim's Python wrapper: in the checkout, else beside the library.
+SHIM_MODULE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir,
+                           "external", "flashinfer", "flashinfer_shim.py")
 ALGORITHM_VARIABLE = "SSD_FLASHINFER_ALGORITHM"
 ALGORITHMS = ("auto", "simple", "vertical", "horizontal")
 f32_dots = "ieee"
@@ -99,9 +112,29 @@ class Host:
         return f"Host({self.dtype} {self.array.shape}{view})"
 
 
+def shim_module(library_path):
+    """tools/external/flashinfer/flashinfer_shim.py, imported once (as flashinfer_shim)."""
+    if "flashinfer_shim" in sys.modules:
+        return sys.modules["flashinfer_shim"]
+    candidates = [os.path.normpath(SHIM_MODULE), os.path.join(os.path.dirname(library_path), "flashinfer_shim.py")]
+    found = next((c for c in candidates if os.path.isfile(c)), None)
+    if found is None:
+        raise NotImplementedError(f"{SHIM_VARIABLE}={library_path} is set, but flashinfer_shim.py is in none of "
+                                  f"{', '.join(candidates)}")
+    spec = importlib.util.spec_from_file_location("flashinfer_shim", found)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    sys.modules["flashinfer_shim"] = module
+    return module
+
+
 def selective_state_update():
     """FlashInfer's function, imported on first use: a FlashInfer that is not importable makes the
-    case SKIPPED with that reason."""
+    case SKIPPED with that reason. With $SSD_FLASHINFER_SHIM, the shim's in its place."""
+    shim = os.environ.get(SHIM_VARIABLE)
+    if shim:
+        module = shim_module(shim)
+        return functools.partial(module.selective_state_update, library=module.load(shim))
     module = library("flashinfer.mamba", PATH_VARIABLE)
     update = getattr(module, "selective_state_update", None)
     if update is None:
@@ -148,6 +181,9 @@ def _rejected_sizes(problem, inputs, io_dtype):
     if tokens:
         if n % 8:
             return f"d_state {n}: its multi-token kernel needs a multiple of 8 (DSTATE divisible by lanesPerRow)"
+        if _BYTES[inputs.dtypes["state"]] == 2 and n < 64:
+            return (f"d_state {n} with a 16-bit state: its multi-token kernel's per-lane tiles (d_state/8 values, "
+                    "8 a tile) are zero-sized below 64 and do not compile")
         if p < 32 or p % 16:
             return (f"head_dim {p}: its multi-token kernel needs a multiple of 16 and at least 32 (rows of 16 "
                     "per pass, out stored in vectors of head_dim/32)")
