@@ -24,6 +24,17 @@ bool batch_major(const InputRole& role, const Problem& p) {
   return !now.empty() && !then.empty() && now[0] != then[0];
 }
 
+// recurrent +tie's per-head parameters (A [H,P,N], dt_bias [H,P]), whose values are constant
+// after the head axis, as the stride-0 expansions of one value per head that vLLM and FlashInfer
+// pass (A strides (1,0,0), dt_bias (1,0)): always with layout=zxbcdt (Mamba2.step's form), for
+// half the seeds with layout=strided (stream (seed, "layout:expand")), so that padded dense
+// parameters stay covered too. D is drawn per (h, p) even with +tie: it has no such form.
+bool expands_per_head(const Problem& p, std::string_view role) {
+  if (p.op != Op::recurrent || !p.tie || (role != "A" && role != "dt_bias")) return false;
+  if (p.layout == Layout::zxbcdt) return true;
+  return p.layout == Layout::strided && Stream(p.seed, "layout:expand", 0).below(2) == 0;
+}
+
 // Column of each zxbcdt role in a row of the projection: z, x, B, C, dt (Mamba2's in_proj order).
 std::int64_t zxbcdt_column(const Problem& p, std::string_view role) {
   const std::int64_t hp = p.h * p.p, gn = p.g * p.n;
@@ -84,17 +95,6 @@ void zxbcdt_layout(const Problem& p, InputLayout& layout) {
     layout.placements.push_back(v);
     layout.buffers.push_back(LayoutBuffer{role.name, role_dtype(p, role.name), v.last() + 1});
   }
-}
-
-// recurrent +tie's per-head parameters (A [H,P,N], dt_bias [H,P]), whose values are constant
-// after the head axis, as the stride-0 expansions of one value per head that vLLM and FlashInfer
-// pass (A strides (1,0,0), dt_bias (1,0)): always with layout=zxbcdt (Mamba2.step's form), for
-// half the seeds with layout=strided (stream (seed, "layout:expand")), so that padded dense
-// parameters stay covered too. D is drawn per (h, p) even with +tie: it has no such form.
-bool expands_per_head(const Problem& p, std::string_view role) {
-  if (p.op != Op::recurrent || !p.tie || (role != "A" && role != "dt_bias")) return false;
-  if (p.layout == Layout::zxbcdt) return true;
-  return p.layout == Layout::strided && Stream(p.seed, "layout:expand", 0).below(2) == 0;
 }
 
 // One input in a buffer of its own: a leading offset, pads after each axis but the first, an

@@ -75,6 +75,11 @@ void on_named_slots(const AbiArgs& call, Flaw flaw, const std::function<void(Abi
                                 std::to_string(slots) + " state slots");
       ids.push_back(slot);
     }
+  // A call of padding rows only names no slot; the step still takes a state of one slot, read
+  // from id 0 and never stored back (it may be poison, whose NaN payload a round trip through the
+  // emulation's doubles does not keep).
+  const bool placeholder = ids.empty();
+  if (placeholder) ids.push_back(0);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   auto compact = [&](std::int64_t slot) {
@@ -112,6 +117,7 @@ void on_named_slots(const AbiArgs& call, Flaw flaw, const std::function<void(Abi
   }
   if (pad >= 0 && pad < slots) run.set_scalar(pad_field(), static_cast<double>(compact(pad)));
   body(run);
+  if (placeholder) return;
   for (std::size_t k = 0; k < ids.size(); ++k)
     std::memcpy(base + offset(ids[k]) * static_cast<std::int64_t>(width), held.data() + k * slot_bytes, slot_bytes);
 }
