@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Fuzzes a kernel library against the float64 oracle under per-element bounds."};
   // Every value is read as text and parsed strictly below, so each error names its option.
   std::string kernels, shard = "0/1", dump = "ssd-fuzz-failures", time_text, cases_text, seed_text,
-                       max_failures_text, large_text, huge_text, far_text, max_gib_text, problems_file, report, junit, f32_dots;
+                       max_failures_text, large_text, huge_text, far_text, far_slots_text, max_gib_text, problems_file, report, junit, f32_dots;
   std::vector<std::string> problem_lines;
   std::vector<std::string> ops, dtypes;
   bool quiet = false;
@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
   app.add_option("--far", far_text,
                  "fraction of cases whose strided input views reach past 2^31 elements (+far: small cases in buffers "
                  "of 4 to 8 GiB each, only their views' spans touched), in [0, 1] (default 0)");
+  app.add_option("--far-slots", far_slots_text,
+                 "fraction of cases with decode-step state slots at ids whose element offset passes 2^32 (+farslots: "
+                 "small recurrent cases in a state buffer of 8 to 16 GiB, a few MiB of it touched), in [0, 1] (default 0)");
   app.add_option("--max-case-gib", max_gib_text,
                  "largest case, GiB of inputs and outputs as float64 (default 16; --huge raises it to fit its cases)");
   app.add_option("--dump", dump, "directory for failing cases (default ssd-fuzz-failures; empty: none written)");
@@ -220,6 +223,7 @@ int main(int argc, char** argv) {
     if (app.count("--large")) o.large_fraction = ssd::parse_option_number("--large", large_text, 0, 1);
     if (app.count("--huge")) o.huge_fraction = ssd::parse_option_number("--huge", huge_text, 0, 1);
     if (app.count("--far")) o.far_fraction = ssd::parse_option_number("--far", far_text, 0, 1);
+    if (app.count("--far-slots")) o.far_slots_fraction = ssd::parse_option_number("--far-slots", far_slots_text, 0, 1);
     const bool limit_given = app.count("--max-case-gib") > 0;
     if (limit_given)
       ssd::set_max_case_bytes(static_cast<std::int64_t>(

@@ -33,6 +33,8 @@ GenOptions options_for(const CampaignOptions& o, std::int64_t k) {
   g.dtypes = o.dtypes;
   const double far = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 53)) >> 11) * 0x1p-53;
   g.far = far < o.far_fraction;
+  const double far_slots = static_cast<double>(mix(o.seed ^ mix(static_cast<std::uint64_t>(k) + 59)) >> 11) * 0x1p-53;
+  g.far_slots = far_slots < o.far_slots_fraction;
   return g;
 }
 

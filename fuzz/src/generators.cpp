@@ -1,6 +1,7 @@
 // RapidCheck generators of Problems driven by each OpSpec.
 #include "ssd/fuzz/generators.h"
 #include "ssd/reference/decode_plan.h"
+#include "ssd/reference/far_slots.h"
 
 #include <algorithm>
 #include <limits>
@@ -205,6 +206,16 @@ rc::Gen<Problem> gen_problem(Op op, const GenOptions& o) {
       p.layout = zxbcdt ? Layout::zxbcdt : Layout::strided;
       if (zxbcdt) one_projection_dtype(p);
       p.far = far;
+    }
+    // Far slot ids on every decode case with o.far_slots: the slot tables added where the case has
+    // none, and N raised to 4 where h·p·n is below 4 (no draws, so the case shrinks as before).
+    if (o.far_slots && spec.takes_flag("farslots")) {
+      if (!p.sbi) {
+        p.sbi = true;
+        p.slots = std::max(p.b, decode_slots_needed(p));
+      }
+      if (p.h * p.p * p.n < 4) p.n = 4;
+      p.farslots = !far_slots_reason(p);
     }
     p.seed = *gen::inRange<std::uint64_t>(0, 1u << 20);
     // The generator builds only valid cases; an invalid one is a bug here, not a finding.

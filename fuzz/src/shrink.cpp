@@ -47,6 +47,7 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
   // (a failure that stays with contiguous inputs is not about strides), then +far alone.
   without([](Problem& c) { c.layout = Layout::contiguous, c.far = false; });
   without([](Problem& c) { c.far = false; });
+  without([](Problem& c) { c.farslots = false; });
   if (p.layout == Layout::zxbcdt) without([](Problem& c) { c.layout = Layout::strided; });
   without([](Problem& c) { c.dt_bias = false; });
   without([](Problem& c) { c.softplus = false; });

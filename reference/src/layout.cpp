@@ -24,6 +24,17 @@ bool batch_major(const InputRole& role, const Problem& p) {
   return !now.empty() && !then.empty() && now[0] != then[0];
 }
 
+// recurrent +tie's per-head parameters (A [H,P,N], dt_bias [H,P]), whose values are constant
+// after the head axis, as the stride-0 expansions of one value per head that vLLM and FlashInfer
+// pass (A strides (1,0,0), dt_bias (1,0)): always with layout=zxbcdt (Mamba2.step's form), for
+// half the seeds with layout=strided (stream (seed, "layout:expand")), so that padded dense
+// parameters stay covered too. D is drawn per (h, p) even with +tie: it has no such form.
+bool expands_per_head(const Problem& p, std::string_view role) {
+  if (p.op != Op::recurrent || !p.tie || (role != "A" && role != "dt_bias")) return false;
+  if (p.layout == Layout::zxbcdt) return true;
+  return p.layout == Layout::strided && Stream(p.seed, "layout:expand", 0).below(2) == 0;
+}
+
 // Column of each zxbcdt role in a row of the projection: z, x, B, C, dt (Mamba2's in_proj order).
 std::int64_t zxbcdt_column(const Problem& p, std::string_view role) {
   const std::int64_t hp = p.h * p.p, gn = p.g * p.n;
@@ -75,10 +86,21 @@ void zxbcdt_layout(const Problem& p, InputLayout& layout) {
   for (const Placement& v : layout.placements) extent = std::max(extent, v.last() + 1);
   buffer.extent = extent;
   layout.buffers.push_back(buffer);
+  // The per-head parameters beside the projection: one value per head, dense, expanded with stride 0.
+  for (const InputRole& role : spec.inputs) {
+    if (!present(role, p) || !expands_per_head(p, role.name)) continue;
+    Placement v{role.name, role.name, role.shape(p), {}, 0};
+    v.strides.assign(v.shape.size(), 0);
+    v.strides[0] = 1;
+    layout.placements.push_back(v);
+    layout.buffers.push_back(LayoutBuffer{role.name, role_dtype(p, role.name), v.last() + 1});
+  }
 }
 
 // One input in a buffer of its own: a leading offset, pads after each axis but the first, an
-// innermost stride of 1 or 2 and a tail, drawn from (seed, "layout:<role>").
+// innermost stride of 1 or 2 and a tail, drawn from (seed, "layout:<role>"). An expanded
+// parameter takes the offset, the innermost stride (as its head stride) and the tail of the same
+// draws; its other axes have stride 0.
 void strided_input(const Problem& p, const InputRole& role, InputLayout& layout) {
   Placement v{role.name, role.name, role.shape(p), {}, 0};
   Stream draw(p.seed, "layout:" + role.name, 0);
@@ -87,6 +109,14 @@ void strided_input(const Problem& p, const InputRole& role, InputLayout& layout)
   std::vector<std::int64_t> pad(v.shape.size(), 0);
   for (std::size_t axis = 1; axis < v.shape.size(); ++axis) pad[axis] = draw.below(4);
   const std::int64_t tail = draw.below(4);
+  if (expands_per_head(p, role.name)) {
+    v.strides.assign(v.shape.size(), 0);
+    v.strides[0] = inner;
+    if (is_contiguous(v.shape, v.strides)) v.strides[0] = 2;  // [H,1,1]: no zero stride shows
+    layout.placements.push_back(v);
+    layout.buffers.push_back(LayoutBuffer{role.name, role_dtype(p, role.name), v.last() + 1 + tail});
+    return;
+  }
   auto pitch = [&](std::int64_t innermost) {
     v.strides.assign(v.shape.size(), innermost);
     for (std::size_t axis = v.shape.size(); axis-- > 1;) v.strides[axis - 1] = v.strides[axis] * (v.shape[axis] + pad[axis]);

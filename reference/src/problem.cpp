@@ -237,6 +237,7 @@ std::string to_string(const Problem& p) {
   if (p.inter) s << " +inter";
   if (p.varlen) s << " +varlen";
   if (p.far) s << " +far";
+  if (p.farslots) s << " +farslots";
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
   if (p.sbi) s << " slots=" << p.slots;
   if (p.tokens > 0) s << " tokens=" << p.tokens;
@@ -310,6 +311,7 @@ Problem parse_problem(std::string_view text) {
       else if (flag == "inter") p.inter = true;
       else if (flag == "varlen") p.varlen = true;
       else if (flag == "far") p.far = true;
+      else if (flag == "farslots") p.farslots = true;
       else bad_token(t, "unknown flag");
       continue;
     }

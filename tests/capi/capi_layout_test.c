@@ -83,20 +83,26 @@ static void test_zxbcdt_far(void) {
 
 /* recurrent +tie, H=2 P=3 G=1 N=2: W = 2*6 + 2*2 + 2 = 18, one row per batch entry (2 rows, 36
  * elements). x [b,h,p] at column 6 (strides 18, 3, 1); B and C [b,g,n] at 12 and 14; dt at
- * column 16 is the head's one value expanded along P: strides (18, 1, 0). state is updated in
- * place and A is no view of the projection: neither is laid out. */
+ * column 16 is the head's one value expanded along P: strides (18, 1, 0). A [2,3,2] is one value
+ * per head expanded along P and N, in a buffer "A" of 2 elements: strides (1, 0, 0). state is
+ * updated in place: not laid out. */
 static void test_zxbcdt_recurrent_tie(void) {
   ssd_layout* l = layout_of("recurrent:f32 b2 h2 p3 g1 n2 +tie layout=zxbcdt seed=1");
-  int64_t placements = 0;
+  int64_t placements = 0, buffers = 0;
   OK(ssd_capi_layout_placement_count(l, &placements));
-  CHECK(placements == 4);
+  CHECK(placements == 5);
+  OK(ssd_capi_layout_buffer_count(l, &buffers));
+  CHECK(buffers == 2);
   check_buffer(l, 0, "zxbcdt", SSD_CAPI_F32, 36, 0x7FC0DEADu);
-  const int64_t xs[3] = {2, 2, 3}, bs[3] = {2, 1, 2};
+  check_buffer(l, 1, "A", SSD_CAPI_F32, 2, 0x7FC0DEADu);
+  const int64_t xs[3] = {2, 2, 3}, bs[3] = {2, 1, 2}, as[3] = {2, 3, 2};
   const int64_t x_strides[3] = {18, 3, 1}, b_strides[3] = {18, 2, 1}, dt_strides[3] = {18, 1, 0};
+  const int64_t a_strides[3] = {1, 0, 0};
   check_placement(l, 0, "x", "zxbcdt", 6, 3, xs, x_strides);
   check_placement(l, 1, "B", "zxbcdt", 12, 3, bs, b_strides);
   check_placement(l, 2, "C", "zxbcdt", 14, 3, bs, b_strides);
   check_placement(l, 3, "dt", "zxbcdt", 16, 3, xs, dt_strides);
+  check_placement(l, 4, "A", "A", 0, 3, as, a_strides);
   ssd_capi_layout_free(l);
 }
 
@@ -203,8 +209,8 @@ static void test_errors(void) {
   ssd_capi_placement_info v;
   ssd_capi_buffer_info b;
   int64_t count = 0;
-  CHECK(ssd_capi_layout_placement(l, 4, &v) == SSD_CAPI_INVALID_ARGUMENT);
-  CHECK(contains(ssd_capi_last_error(), "ssd_capi_layout_placement: argument 'index': 4 is outside 0..4"));
+  CHECK(ssd_capi_layout_placement(l, 5, &v) == SSD_CAPI_INVALID_ARGUMENT);
+  CHECK(contains(ssd_capi_last_error(), "ssd_capi_layout_placement: argument 'index': 5 is outside 0..5"));
   CHECK(ssd_capi_layout_buffer(l, -1, &b) == SSD_CAPI_INVALID_ARGUMENT);
   CHECK(contains(ssd_capi_last_error(), "ssd_capi_layout_buffer: argument 'index'"));
   CHECK(ssd_capi_layout_placement(l, 0, NULL) == SSD_CAPI_INVALID_ARGUMENT);

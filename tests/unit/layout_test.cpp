@@ -90,6 +90,77 @@ TEST(Layout, ZxbcdtRecurrentDtIsExpandedWithStrideZero) {
   EXPECT_EQ(l.find("state"), nullptr);  // updated in place: contiguous
 }
 
+// recurrent b2 h2 p3 g1 n2 +dt_bias +Dhp +tie: A [2,3,2] and dt_bias [2,3] hold one value per head,
+// so each gets a buffer of H = 2 elements and strides (1, 0, 0) and (1, 0): element [h,p,n] of A is
+// element h of its buffer, the view's last element [1,2,1] is element 1. D is drawn per (h, p)
+// even with +tie: it stays a dense input of its own, not laid out.
+TEST(Layout, ZxbcdtRecurrentPerHeadParametersAreStrideZeroViews) {
+  const ssd::InputLayout l =
+      ssd::input_layout(ssd::parse_problem("recurrent:f32 b2 h2 p3 g1 n2 +dt_bias +Dhp +tie layout=zxbcdt seed=1"));
+  ASSERT_EQ(l.buffers.size(), 3u);
+  EXPECT_EQ(l.buffers[0].name, "zxbcdt");
+  EXPECT_EQ(l.buffers[0].extent, 36);  // 2 rows of W = 18
+  EXPECT_EQ(l.buffers[1].name, "A");
+  EXPECT_EQ(l.buffers[1].extent, 2);
+  EXPECT_EQ(l.buffers[2].name, "dt_bias");
+  EXPECT_EQ(l.buffers[2].extent, 2);
+  EXPECT_EQ(view(l, "A").buffer, "A");
+  EXPECT_EQ(view(l, "A").shape, (Shape{2, 3, 2}));
+  EXPECT_EQ(view(l, "A").strides, (Strides{1, 0, 0}));
+  EXPECT_EQ(view(l, "A").offset, 0);
+  EXPECT_EQ(view(l, "A").last(), 1);
+  EXPECT_EQ(view(l, "dt_bias").shape, (Shape{2, 3}));
+  EXPECT_EQ(view(l, "dt_bias").strides, (Strides{1, 0}));
+  EXPECT_EQ(view(l, "dt_bias").last(), 1);
+  EXPECT_EQ(view(l, "dt").strides, (Strides{18, 1, 0}));  // unchanged: the projection's column
+  EXPECT_EQ(l.find("D"), nullptr);
+  EXPECT_EQ(l.placements.size(), 6u);  // x, B, C, dt of the projection, then A and dt_bias
+  EXPECT_EQ(l.placements[4].role, "A");
+  EXPECT_EQ(l.placements[5].role, "dt_bias");
+  // Without +tie there is no zxbcdt form; without +dt_bias no dt_bias view.
+  EXPECT_EQ(ssd::input_layout(ssd::parse_problem("recurrent:f32 b2 h2 p3 g1 n2 +tie layout=zxbcdt seed=1")).find("dt_bias"),
+            nullptr);
+}
+
+// Under layout=strided a +tie case expands A and dt_bias for the seeds whose draw says so: then
+// the head axis takes the strided draws' innermost stride (1 or 2) and offset (0..3), the other
+// axes stride 0, and the buffer ends 0..3 elements after the last head; else both are padded
+// dense views like every other input. Both forms occur within a few seeds, and A and dt_bias
+// always take the same one. Untied cases never expand.
+TEST(Layout, StridedRecurrentTieExpandsPerSeed) {
+  int expanded = 0, padded = 0;
+  for (int seed = 1; seed <= 24; ++seed) {
+    const std::string text = "recurrent:f32 b2 h3 p2 g1 n2 +dt_bias +tie layout=strided seed=" + std::to_string(seed);
+    const ssd::InputLayout l = ssd::input_layout(ssd::parse_problem(text));
+    const ssd::Placement& a = view(l, "A");
+    const ssd::Placement& bias = view(l, "dt_bias");
+    const bool zero = a.strides[1] == 0;
+    EXPECT_EQ(zero, bias.strides[1] == 0) << text;
+    if (zero) {
+      ++expanded;
+      EXPECT_TRUE(a.strides[0] == 1 || a.strides[0] == 2) << text;
+      EXPECT_EQ(a.strides, (Strides{a.strides[0], 0, 0})) << text;
+      EXPECT_EQ(bias.strides, (Strides{bias.strides[0], 0})) << text;
+      EXPECT_LE(a.offset, 3) << text;
+      for (const ssd::LayoutBuffer& b : l.buffers)
+        if (b.name == "A") {
+          EXPECT_EQ(a.last(), a.offset + 2 * a.strides[0]) << text;  // head 2 of 3
+          EXPECT_GE(b.extent - a.last() - 1, 0) << text;
+          EXPECT_LE(b.extent - a.last() - 1, 3) << text;
+        }
+    } else {
+      ++padded;
+      EXPECT_GT(a.strides[1], 0) << text;
+      EXPECT_GT(a.strides[2], 0) << text;
+    }
+    const ssd::InputLayout untied = ssd::input_layout(
+        ssd::parse_problem("recurrent:f32 b2 h3 p2 g1 n2 +dt_bias layout=strided seed=" + std::to_string(seed)));
+    EXPECT_GT(view(untied, "A").strides[2], 0) << seed;
+  }
+  EXPECT_GT(expanded, 0);
+  EXPECT_GT(padded, 0);
+}
+
 // chunk_scan takes x, C and z from the projection (its dt is chunk-major, not a view of it).
 TEST(Layout, ZxbcdtRolesOfTheStageOps) {
   const ssd::InputLayout scan =
@@ -117,6 +188,11 @@ TEST(Layout, StridedViewsArePaddedDistinctAndDeterministic) {
           EXPECT_FALSE(ssd::is_contiguous(v.shape, v.strides)) << v.role;
         }
         EXPECT_LT(v.last(), l.buffers[i].extent) << v.role;
+        // An expanded view (recurrent +tie's A and dt_bias) repeats its elements along its
+        // stride-0 axes: its distinct offsets are those of the other axes.
+        std::int64_t distinct = 1;
+        for (std::size_t axis = 0; axis < v.shape.size(); ++axis)
+          if (v.strides[axis] != 0) distinct *= v.shape[axis];
         std::set<std::int64_t> offsets;
         std::vector<std::int64_t> index(v.shape.size(), 0);
         for (std::int64_t e = 0; e < ssd::element_count(v.shape); ++e) {
@@ -127,7 +203,7 @@ TEST(Layout, StridedViewsArePaddedDistinctAndDeterministic) {
           }
           offsets.insert(at);
         }
-        EXPECT_EQ(static_cast<std::int64_t>(offsets.size()), ssd::element_count(v.shape)) << v.role << " aliases";
+        EXPECT_EQ(static_cast<std::int64_t>(offsets.size()), distinct) << v.role << " aliases";
       }
       EXPECT_EQ(ssd::input_layout(p).placements[0].strides, l.placements[0].strides);
     }
@@ -187,6 +263,9 @@ TEST(Layout, GatherReadsAnyStrides) {
   EXPECT_EQ(read(1, {2, 3}, {5, 2}), (std::vector<double>{1, 3, 5, 6, 8, 10}));
   // [2,2] strides (3, 0): each row's first element twice (an expanded axis).
   EXPECT_EQ(read(0, {2, 2}, {3, 0}), (std::vector<double>{0, 0, 3, 3}));
+  // An expanded A [2,2,2] of one value per head at offset 1, head stride 2 (1, 0, 0 scaled):
+  // head 0 reads element 1 four times, head 1 element 3.
+  EXPECT_EQ(read(1, {2, 2, 2}, {2, 0, 0}), (std::vector<double>{1, 1, 1, 1, 3, 3, 3, 3}));
   // [3] stride -4 from element 8: 8 4 0.
   EXPECT_EQ(read(8, {3}, {-4}), (std::vector<double>{8, 4, 0}));
   // Dense strides read as before.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "ssd/harness/case_checker.h"
 
@@ -42,6 +43,36 @@ std::string input_change(const std::string& name, const AbiBuffer& buffer, const
   return s + " changed by the call";
 }
 
+RawTensor* find_raw(std::vector<RawTensor>& inputs, std::string_view name) {
+  auto it = std::find_if(inputs.begin(), inputs.end(), [&](const RawTensor& t) { return t.name == name; });
+  return it == inputs.end() ? nullptr : &*it;
+}
+
+// +farslots: the far ids of the compact slots, and the slot tables rewritten to name them (a
+// padding entry stays; an entry past the compact slots stays past the far ones). nullopt when
+// the case does not lay its slots out far (no +farslots, or a problem outside the contract,
+// which goes to the kernel as it is so that it can reject it).
+std::optional<FarSlots> place_far_slots(const Problem& p, std::vector<RawTensor>& inputs) {
+  if (!p.farslots || invalid_reason(p)) return std::nullopt;
+  RawTensor* state = find_raw(inputs, "state");
+  RawTensor* reads = find_raw(inputs, "state_batch_indices");
+  RawTensor* writes = find_raw(inputs, "dst_state_batch_indices");
+  if (!state || !reads || reads->dtype != DType::i32 || (writes && writes->dtype != DType::i32)) return std::nullopt;
+  const Tensor read_table = decode(DType::i32, reads->shape, reads->bytes.data());
+  const Tensor write_table = writes ? decode(DType::i32, writes->shape, writes->bytes.data()) : Tensor();
+  FarSlots far = far_slots(p, read_table, writes ? &write_table : nullptr, dtype_bytes(state->dtype));
+  for (RawTensor* t : {reads, writes}) {
+    if (!t) continue;
+    for (std::size_t at = 0; at + 4 <= t->bytes.size(); at += 4) {
+      std::int32_t v;
+      std::memcpy(&v, t->bytes.data() + at, 4);
+      if (v >= 0) v = static_cast<std::int32_t>(v < p.slots ? far.id(v) : far.slots + (v - p.slots));
+      std::memcpy(t->bytes.data() + at, &v, 4);
+    }
+  }
+  return far;
+}
+
 }  // namespace
 
 PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, const InputSet& inputs, MemoryPool* pool)
@@ -54,6 +85,7 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
     pool = own_pool_.get();
   }
   const OpSpec& spec = op_spec(p.op);
+  std::optional<FarSlots> far = place_far_slots(p, inputs);
   const InputLayout layout = input_layout(p);
   for (const LayoutBuffer& buffer : layout.buffers) {
     std::vector<Placement> views;
@@ -71,6 +103,11 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
   }
   for (RawTensor& t : inputs) {
     if (layout.find(t.name)) continue;  // a view in a ViewBuffer
+    if (far && t.name == "state") {
+      min_bytes_ += t.bytes.size() * 2;
+      slots_ = std::make_unique<SlotBuffer>(*pool, t, *far);
+      continue;
+    }
     // A role that is also an output is a state updated in place: read and written.
     const bool in_place = spec.outputs.end() != std::find_if(spec.outputs.begin(), spec.outputs.end(),
                                                              [&](const OutputRole& r) { return r.name == t.name; });
@@ -84,12 +121,19 @@ PreparedCall::PreparedCall(const KernelLibrary& library, const Problem& p, std::
     min_bytes_ += static_cast<std::size_t>(element_count(shape)) * dtype_bytes(dtype);
   }
   for (const OutputRole& role : spec.outputs)
-    if (buffers_.count(role.name)) outputs_.push_back(role.name);
+    if (buffers_.count(role.name) || (slots_ && role.name == "state")) outputs_.push_back(role.name);
   for (const AbiTensorField& field : spec.abi.tensors)
     if (auto it = buffers_.find(std::string(field.role)); it != buffers_.end()) args_.set_tensor(field.role, it->second->view());
   for (const auto& buffer : view_buffers_)
     for (const Placement& v : buffer->views()) args_.set_tensor(v.role, buffer->view(v.role));
   args_.set_scalars(p);
+  if (slots_) {
+    args_.set_tensor("state", slots_->view());
+    // The padding slot, a real one, moves with the others; -1 (no padding slot) stays.
+    if (p.pad >= 0 && p.pad < p.slots)
+      for (const AbiScalarField& f : spec.abi.scalars)
+        if (f.name == "pad_slot_id") args_.set_scalar(f, static_cast<double>(far->id(p.pad)));
+  }
 }
 
 bool PreparedCall::is_output(const std::string& name) const {
@@ -97,6 +141,7 @@ bool PreparedCall::is_output(const std::string& name) const {
 }
 
 ssd_tensor PreparedCall::operator[](const std::string& name) const {
+  if (slots_ && name == "state") return slots_->view();
   auto it = buffers_.find(name);
   if (it != buffers_.end()) return it->second->view();
   for (const auto& buffer : view_buffers_)
@@ -111,7 +156,14 @@ ssd_status PreparedCall::invoke(void* stream) const {
 
 Outputs PreparedCall::read() const {
   Outputs out;
-  for (const std::string& name : outputs_) out.add(name, buffers_.at(name)->read());
+  for (const std::string& name : outputs_) {
+    if (slots_ && name == "state") {
+      const RawTensor compact = slots_->read();
+      out.add(name, decode(compact.dtype, compact.shape, compact.bytes.data()));
+    } else {
+      out.add(name, buffers_.at(name)->read());
+    }
+  }
   return out;
 }
 
@@ -132,6 +184,10 @@ PreparedCall::Inspection PreparedCall::inspect() const {
   }
   for (const auto& buffer : view_buffers_)
     for (std::string& d : buffer->damage()) result.damage.push_back(std::move(d));
+  if (slots_) {
+    raw["state"] = slots_->read();
+    for (std::string& d : slots_->damage()) result.damage.push_back(std::move(d));
+  }
   for (const std::string& name : outputs_) result.outputs.push_back(std::move(raw.at(name)));
   return result;
 }

@@ -88,12 +88,27 @@ ViewBuffer::ViewBuffer(MemoryPool& pool, const LayoutBuffer& buffer, std::vector
   }
   for (std::size_t i = 0; i < views_.size(); ++i) {
     const std::uint8_t* values = contents[i]->bytes.data();
+    // A stride-0 axis puts several elements at one place: they must agree, or the view would
+    // hold a value other than the input's (the last one written).
+    const bool expanded = std::find(views_[i].strides.begin(), views_[i].strides.end(), 0) != views_[i].strides.end();
+    std::vector<std::vector<bool>> seen(expanded ? spans_.size() : 0);
     auto span = spans_.begin();
     for_each_element(views_[i], [&](std::int64_t e, std::int64_t at) {
       if (at < span->begin || at >= span->end)
         span = std::upper_bound(spans_.begin(), spans_.end(), at, [](std::int64_t a, const Span& s) { return a < s.end; });
-      std::memcpy(span->image.data() + static_cast<std::size_t>(at - span->begin) * width_,
-                  values + static_cast<std::size_t>(e) * width_, width_);
+      std::uint8_t* to = span->image.data() + static_cast<std::size_t>(at - span->begin) * width_;
+      const std::uint8_t* from = values + static_cast<std::size_t>(e) * width_;
+      if (expanded) {
+        std::vector<bool>& here = seen[static_cast<std::size_t>(span - spans_.begin())];
+        here.resize(static_cast<std::size_t>(span->end - span->begin));
+        const auto k = static_cast<std::size_t>(at - span->begin);
+        if (here[k] && std::memcmp(to, from, width_) != 0)
+          throw std::runtime_error("input " + views_[i].role + " is not constant along the stride-0 axes of its view (element " +
+                                   index_string(views_[i].shape, e) + " differs from the one before it at element " +
+                                   std::to_string(at) + " of " + buffer_.name + ")");
+        here[k] = true;
+      }
+      std::memcpy(to, from, width_);
     });
   }
   block_ = pool_.acquire(kGuardBytes + static_cast<std::size_t>(buffer_.extent) * width_ + kGuardBytes);

@@ -43,6 +43,8 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::dst_ignored: return "dst_ignored";
     case Flaw::strides_ignored: return "strides_ignored";
     case Flaw::offsets_int32: return "offsets_int32";
+    case Flaw::params_assumed_dense: return "params_assumed_dense";
+    case Flaw::slot_offset_uint32: return "slot_offset_uint32";
     case Flaw::shape_dependent_sum: return "shape_dependent_sum";
   }
   return "unknown";

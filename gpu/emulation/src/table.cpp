@@ -7,6 +7,7 @@
 
 #include "ssd/reference/abi_call.h"
 #include "ssd/reference/errors.h"
+#include "named_slots.h"
 #include "view_flaws.h"
 
 namespace ssd {
@@ -19,10 +20,19 @@ EmulationOptions variant;
 
 ssd_status run(Op op, const void* args) {
   try {
-    AbiArgs call(op, args);
-    apply_view_flaw(variant.flaw, call);
-    const DecodedCall decoded = decode_call(call);
-    write_outputs(call, emulate(decoded.problem, decoded.inputs, variant));
+    const AbiArgs call(op, args);
+    auto body = [](AbiArgs& c) {
+      apply_view_flaw(variant.flaw, c);
+      const DecodedCall decoded = decode_call(c);
+      write_outputs(c, emulate(decoded.problem, decoded.inputs, variant));
+    };
+    // A +farslots state (2^32 elements and more) is never read whole: only its named slots.
+    if (holds_far_slots(call)) {
+      on_named_slots(call, variant.flaw, body);
+    } else {
+      AbiArgs copy = call;
+      body(copy);
+    }
     return SSD_STATUS_OK;
   } catch (const ArgumentError& e) {
     last_error_message = e.what();

@@ -32,15 +32,24 @@ void check_int32_offsets(const ssd_tensor& v, std::string_view role) {
                              std::to_string(static_cast<std::int32_t>(static_cast<std::uint32_t>(reach))));
 }
 
+// params_assumed_dense: the decode step's per-head parameters, which serving engines pass as
+// stride-0 expansions of one value per head, indexed as dense arrays (A[h*P*N + p*N + n]): a
+// kernel that takes the strides of x, B, C and dt but not of these. It reads past the end of a
+// buffer of H values, into its guard band and beyond.
+bool per_head_parameter(Op op, std::string_view role) {
+  return op == Op::recurrent && (role == "A" || role == "D" || role == "dt_bias");
+}
+
 }  // namespace
 
 void apply_view_flaw(Flaw flaw, AbiArgs& call) {
-  if (flaw != Flaw::strides_ignored && flaw != Flaw::offsets_int32) return;
+  if (flaw != Flaw::strides_ignored && flaw != Flaw::offsets_int32 && flaw != Flaw::params_assumed_dense) return;
   for (const InputRole& role : op_spec(call.op()).inputs) {
     const ssd_tensor v = call.tensor(role.name);
     if (v.data == nullptr) continue;
     if (flaw == Flaw::strides_ignored) call.set_tensor(role.name, dense(v));
-    else check_int32_offsets(v, role.name);
+    else if (flaw == Flaw::params_assumed_dense && per_head_parameter(call.op(), role.name)) call.set_tensor(role.name, dense(v));
+    else if (flaw == Flaw::offsets_int32) check_int32_offsets(v, role.name);
   }
 }
 

@@ -1,5 +1,5 @@
-// The planted flaws of strided input views (strides_ignored, offsets_int32), applied to a call's
-// input views before the emulation reads them; other flaws leave the call as it is.
+// The planted flaws of strided input views (strides_ignored, offsets_int32, params_assumed_dense),
+// applied to a call's input views before the emulation reads them; other flaws leave the call as it is.
 #pragma once
 #include "ssd/emulation/emulation.h"
 #include "ssd/reference/abi_call.h"

@@ -4,6 +4,7 @@
 #include "../tolerance/ops.h"
 #include "ssd/reference/bind.h"
 #include "ssd/reference/decode_plan.h"
+#include "ssd/reference/far_slots.h"
 
 namespace ssd {
 
@@ -74,7 +75,7 @@ OpSpec recurrent() {
   s.dims = {'b', 'h', 'p', 'g', 'n'};
   s.zxbcdt = {"z", "x", "B", "C", "dt"};
   s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "dst", "spec", "accepted",
-             "nowrite", "inter", "pad"};
+             "nowrite", "inter", "pad", "farslots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
@@ -134,6 +135,7 @@ OpSpec recurrent() {
                        " (distinct read slots per row and column, as many write slots with +dst, and the padding slot)"
                  : "slots must be at least b with +sbi";
     if (p.pad >= p.slots && p.sbi) return "pad= must be -1 or one of the slots";
+    if (auto why = far_slots_reason(p)) return why;
     return std::nullopt;
   };
   s.outputs[0].shape = [](const Problem& p) { return per_token(p, p.h, p.p); };
@@ -195,6 +197,8 @@ OpSpec recurrent() {
         "recurrent:f32 b2 h2 p4 g1 n4 +softplus +z +sbi +spec +accepted slots=8 tokens=4 seed=11",
         "recurrent:bf16 b2 h4 p4 g2 n4 +dt_bias +softplus +sbi +nowrite +inter slots=4 tokens=2 seed=12",
         "recurrent:f32 b4 h2 p4 g1 n4 +softplus +z +sbi +dst +inter +varlen slots=9 tokens=3 state=bf16 seed=13",
+        // Slot ids whose element offset passes 2^32 (vLLM #35275): a state buffer of 16 GiB, a few KiB of it touched.
+        "recurrent:f32 b2 h2 p2 g1 n4 +softplus +sbi +farslots slots=3 seed=1",
     });
   };
   s.workloads = [] {

@@ -37,6 +37,10 @@ struct CampaignOptions {
   // elements, mamba_ssm #1015's trigger at small sizes): each laid-out input then spans a buffer of
   // 2^31 elements and more (4 to 8 GiB, of which only the views' spans are touched on a host).
   double far_fraction = 0;
+  // Share of generated cases drawn with +farslots (recurrent: state slots at ids whose element
+  // offset passes 2^32, vLLM #35275): the state buffer then spans 2^32 elements and more (16 GiB
+  // at f32, 8 GiB at 16 bits, of which a few MiB are touched on a host; a CUDA table allocates it).
+  double far_slots_fraction = 0;
   // How the library's kernels take f32 operands into dot products: every generated case of an op
   // with dot products carries it (dots=tf32), so its bounds charge the declared rounding.
   DotPrecision f32_dots = DotPrecision::ieee;

@@ -31,6 +31,7 @@ struct GenOptions {
   bool value_regimes = true;      // the OpSpec's fill regimes (dt_edge, dt_overflow, A_zero, underflow, dA_rise, bench)
   bool layouts = true;            // strided input views (layout=zxbcdt, layout=strided) for a tenth of the cases
   bool far = false;               // +far (views past 2^31 elements) on every case with b >= 2 and no +varlen
+  bool far_slots = false;         // +farslots (slot offsets past 2^32 elements) on every recurrent case, with +sbi added
   std::vector<DType> dtypes;      // primary dtypes to draw from (empty = every dtype the op takes)
   GenLimits limits;
 };

@@ -77,6 +77,10 @@ struct Problem {
   // starts past 2^31 (the int32 offset bug of mamba_ssm #1015) while the case stays small; the
   // kernel's buffers then span more than 2^31 elements (memory only a big host or GPU has).
   bool far = false;
+  // "+farslots" (recurrent, with +sbi): the runner places the state's slots at ids whose element
+  // offset passes 2^32 (vLLM #35275, the slot offset in uint32), in a sparse state buffer; the
+  // problem is judged as the same problem with its compact slots (reference/far_slots.h).
+  bool farslots = false;
   DMode D = DMode::none;
   DotPrecision dots = DotPrecision::ieee;
   std::optional<DtLimit> dt_limit;  // absent: the default (0, +inf)

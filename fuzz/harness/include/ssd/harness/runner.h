@@ -12,6 +12,7 @@
 #include "ssd/harness/call_record.h"
 #include "ssd/harness/kernel_library.h"
 #include "ssd/harness/memory_pool.h"
+#include "ssd/harness/slot_buffer.h"
 #include "ssd/harness/view_buffer.h"
 #include "ssd/reference/abi_call.h"
 #include "ssd/reference/op_spec.h"
@@ -40,7 +41,9 @@ CallRecord record_call(const KernelLibrary& library, const Problem& problem, std
 // One op call with its buffers in the library's memory: inputs uploaded, outputs allocated in
 // their contract dtypes and shapes (OpSpec) and filled with poison, every buffer between guard
 // bands; under a layout= other than contiguous the laid-out inputs are views into ViewBuffers
-// (ssd/harness/view_buffer.h), their gaps poisoned and checked like the inputs. Invoking it again reuses the buffers, which is what timing needs (ssd-bench captures
+// (ssd/harness/view_buffer.h), their gaps poisoned and checked like the inputs; under +farslots
+// the decode step's state is a SlotBuffer (ssd/harness/slot_buffer.h) and its slot tables and
+// padding id name the far ids, while read() and inspect() give the compact state. Invoking it again reuses the buffers, which is what timing needs (ssd-bench captures
 // invoke() in a CUDA graph).
 class PreparedCall {
  public:
@@ -68,6 +71,7 @@ class PreparedCall {
   std::unique_ptr<MemoryPool> own_pool_;  // when the caller gives none (declared before the buffers it outlives)
   std::map<std::string, std::unique_ptr<AbiBuffer>> buffers_;
   std::vector<std::unique_ptr<ViewBuffer>> view_buffers_;  // the laid-out inputs (layout=)
+  std::unique_ptr<SlotBuffer> slots_;  // recurrent's state under +farslots (else a dense buffer in buffers_)
   std::vector<std::string> outputs_;  // in the OpSpec's order
   mutable AbiArgs args_;
   std::size_t min_bytes_ = 0;

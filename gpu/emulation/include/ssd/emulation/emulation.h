@@ -59,6 +59,9 @@ enum class Flaw {
   // Strided input views (layout=, docs/contract.md §1.1 "Input views"):
   strides_ignored,        // every input view read as if dense row-major, its strides ignored
   offsets_int32,          // element offsets of input views computed in int32: past 2^31 they wrap and fault (mamba #1015)
+  params_assumed_dense,   // recurrent: A, D, dt_bias read as dense [H,P,N] / [H,P], the zero strides of their expansions ignored
+  // Slot ids whose element offset passes 2^32 (+farslots, docs/contract.md §8.1):
+  slot_offset_uint32,     // recurrent: a state slot's offset id * H*P*N computed in uint32 (vLLM #35275)
   // Honest in every bound, but not packing-invariant (VARIANT):
   shape_dependent_sum,    // recurrent: out's sum over n right to left when the call has more than one row or token per row
 };
@@ -74,7 +77,8 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::init_decay_from_chunk_start, Flaw::init_decay_step_short, Flaw::single_sequence_init_dropped,
     Flaw::has_initial_states_ignored, Flaw::entering_states_bf16, Flaw::tf32_undeclared, Flaw::state_sum_bf16,
     Flaw::softplus_bf16, Flaw::decay_cumsum_bf16, Flaw::pad_slot_wraps, Flaw::pad_token_stored,
-    Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored, Flaw::strides_ignored, Flaw::offsets_int32, Flaw::shape_dependent_sum};
+    Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored, Flaw::strides_ignored, Flaw::offsets_int32,
+    Flaw::params_assumed_dense, Flaw::slot_offset_uint32, Flaw::shape_dependent_sum};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
