@@ -8,6 +8,7 @@
 
 #include "ssd/harness/invariance.h"
 #include "ssd/harness/judge_call.h"
+#include "ssd/harness/packed_invariance.h"
 #include "ssd/reference/errors.h"
 #include "ssd/reference/layout.h"
 #include "ssd/reference/truth.h"
@@ -275,6 +276,24 @@ CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
         }
       }
     }
+  }
+  if (!why && q.truth && packed_invariance_applies(q.problem)) {
+    const PackedCut prefix = packed_prefix(q.problem, q.inputs);
+    const std::string k = std::to_string(prefix.sequence);
+    std::string death;
+    const std::optional<CallRecord> cut = call(prefix.problem, prefix.inputs, death);
+    if (!cut || cut->status != CallStatus::ok)
+      why = refused("prefix invariance: the packed batch cut after sequence " + k, cut, death);
+    else why = packed_prefix_violation(q.problem, prefix, q.outputs, cut->outputs);
+  }
+  if (!why && q.truth && packed_invariance_applies(q.problem)) {
+    const PackedCut alone = packed_alone(q.problem, q.inputs);
+    const std::string k = std::to_string(alone.sequence);
+    std::string death;
+    const std::optional<CallRecord> single = call(alone.problem, alone.inputs, death);
+    if (!single || single->status != CallStatus::ok)
+      why = refused("packing invariance: sequence " + k + " alone at its place in its chunk", single, death);
+    else why = packed_alone_violation(q.problem, *q.truth, alone, q.outputs, single->outputs);
   }
   if (why) {
     j.verdict = Verdict::variant;

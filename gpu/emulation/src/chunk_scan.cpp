@@ -45,6 +45,10 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
             ctx.dot_operand(round_float(in.x_dtype, ctx.mul(ctx.mul(cbv, decay), dt[k])), in.x_dtype);
       }
 
+    // packing_dependent_sum: a kernel that picks its reduction by the batch's composition (right to
+    // left when it packs more than two sequences): within every bound, but a sequence's out then
+    // depends on its neighbours, and a token's on whether later sequences follow.
+    const bool reversed = ctx.has(Flaw::packing_dependent_sum) && packed && packed->start.size() > 2;
     // The id before the chunk: 0 before the first (mamba_ssm), none in a packed batch.
     const std::int64_t previous_id = c >= 1 && seq.present() ? seq(b, t0 - 1) : packed ? -1 : 0;
     for (std::int64_t i = 0; i < L; ++i) {
@@ -62,8 +66,14 @@ void chunk_scan_kernel(const Ctx& ctx, const OpDims& d, const ScanInputs& in, co
         const float off = ctx.mul(
             ctx.sum(N, [&](std::int64_t n) { return ctx.mul(ctx.dot_operand(Ct[n], in.C_dtype), prev_p[n]); }), scale);
         const float* xp = in.x + ((b * S + t0) * H + h) * P + p;
+        const std::int64_t count = terms(i, L);
         float y = ctx.sum(
-            terms(i, L), [&](std::int64_t k) { return ctx.mul(row[k], ctx.dot_operand(xp[k * H * P], in.x_dtype)); }, off);
+            count,
+            [&](std::int64_t m) {
+              const std::int64_t k = reversed ? count - 1 - m : m;
+              return ctx.mul(row[k], ctx.dot_operand(xp[k * H * P], in.x_dtype));
+            },
+            off);
         const std::int64_t flat = ((b * S + t) * H + h) * P + p;
         if (in.D) y = ctx.add(y, ctx.mul(in.x[flat], in.d_has_hdim ? in.D[h * P + p] : in.D[h]));
         if (in.z) {

@@ -46,6 +46,7 @@ std::string_view flaw_name(Flaw f) {
     case Flaw::params_assumed_dense: return "params_assumed_dense";
     case Flaw::slot_offset_uint32: return "slot_offset_uint32";
     case Flaw::shape_dependent_sum: return "shape_dependent_sum";
+    case Flaw::packing_dependent_sum: return "packing_dependent_sum";
   }
   return "unknown";
 }

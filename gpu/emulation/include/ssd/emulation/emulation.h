@@ -64,6 +64,7 @@ enum class Flaw {
   slot_offset_uint32,     // recurrent: a state slot's offset id * H*P*N computed in uint32 (vLLM #35275)
   // Honest in every bound, but not packing-invariant (VARIANT):
   shape_dependent_sum,    // recurrent: out's sum over n right to left when the call has more than one row or token per row
+  packing_dependent_sum,  // mamba2 +varlen: the sum over a chunk's tokens right to left when the batch packs more than two sequences
 };
 
 std::string_view flaw_name(Flaw f);
@@ -78,7 +79,7 @@ inline constexpr Flaw kAllFlaws[] = {
     Flaw::has_initial_states_ignored, Flaw::entering_states_bf16, Flaw::tf32_undeclared, Flaw::state_sum_bf16,
     Flaw::softplus_bf16, Flaw::decay_cumsum_bf16, Flaw::pad_slot_wraps, Flaw::pad_token_stored,
     Flaw::accepted_index_unbounded, Flaw::state_rounded_each_token, Flaw::dst_ignored, Flaw::strides_ignored, Flaw::offsets_int32,
-    Flaw::params_assumed_dense, Flaw::slot_offset_uint32, Flaw::shape_dependent_sum};
+    Flaw::params_assumed_dense, Flaw::slot_offset_uint32, Flaw::shape_dependent_sum, Flaw::packing_dependent_sum};
 
 struct EmulationOptions {
   SumOrder order = SumOrder::sequential;
