@@ -165,7 +165,9 @@ int main(int argc, char** argv) {
                  "none: in this process");
   app.add_option("--invariance", invariance,
                  "on: a decode case of more than one row also calls one row alone, and a multi-token one its first k "
-                 "tokens, which must match their part of the whole bit for bit, else VARIANT (default); off: values only");
+                 "tokens; a packed mamba2 batch of two or more sequences is also called cut after a sequence, and one "
+                 "sequence at its place in its chunk: each must match its part of the whole bit for bit, else VARIANT "
+                 "(default); off: values only");
   app.add_option("--case-timeout", case_timeout_text,
                  "seconds a kernel call may run before it is TIMEOUT, in (0, 1e7] (default: 5 s plus 1 s per million "
                  "elements)");

@@ -190,10 +190,12 @@ std::optional<std::string> packed_alone_violation(const Problem& p, const Truth&
   const std::optional<std::string> where = difference(p, cut, whole, got, Rule{true, &truth});
   if (!where) return std::nullopt;
   const std::string k = std::to_string(cut.sequence);
-  return "packing invariance: sequence " + k + " alone at its place in its chunk (tokens " +
-         std::to_string(cut.first_token) + ".." + std::to_string(cut.first_token + cut.problem.s - 1) + ", " +
-         std::to_string(cut.filler) + " of them a filler sequence before it) differs from sequence " + k +
-         " in its batch, first at " + *where + " (flat, in the whole call's output)";
+  const std::string tokens =
+      "tokens " + std::to_string(cut.first_token) + ".." + std::to_string(cut.first_token + cut.problem.s - 1);
+  const std::string place = cut.filler > 0 ? tokens + ", the first " + std::to_string(cut.filler) + " one filler sequence"
+                                           : tokens + ", from a chunk boundary";
+  return "packing invariance: sequence " + k + " alone at its place in its chunk (" + place + ") differs from sequence " +
+         k + " in its batch, first at " + *where + " (flat, in the whole call's output)";
 }
 
 }  // namespace ssd
