@@ -157,6 +157,10 @@ TEST(PackedInvariance, PackingCatchesASequenceThatDependsOnItsNeighbours) {
 TEST(PackedInvariance, HonestEmulationKeepsBoth) {
   for (const std::string problem :
        {std::string(kThree), std::string(kFour), four_sequences(1), four_sequences(2),
+        // Found by a campaign with +0 and -0 told apart: sequence 1's out at token 1, p = 2, is an exact
+        // 0 (its oracle value and bound are 0), -0 in the batch (the masked carried term 0 * (C . M)
+        // takes the sign of sequence 0's state M) and +0 alone: one value, as the contract says.
+        std::string("mamba2:bf16 b1 s2 h1 p3 g1 n1 q1 +varlen seq=0:1,1 seed=0"),
         std::string("mamba2:bf16 b1 s37 h4 p8 g2 n8 q16 +softplus +D +z +init +varlen seq=0:7,9,1,20 seed=5"),
         std::string("mamba2:f16 b1 s50 h2 p4 g1 n8 q7 +dt_bias +softplus +Dhp +init +varlen state=bf16 "
                     "seq=0:3,11,30,-6 seed=4")})
