@@ -155,7 +155,7 @@ TEST(PackedInvariance, PackingCatchesASequenceThatDependsOnItsNeighbours) {
 }
 
 TEST(PackedInvariance, HonestEmulationKeepsBoth) {
-  for (const std::string problem :
+  for (const std::string& problem :
        {std::string(kThree), std::string(kFour), four_sequences(1), four_sequences(2),
         // Found by a campaign with +0 and -0 told apart: sequence 1's out at token 1, p = 2, is an exact
         // 0 (its oracle value and bound are 0), -0 in the batch (the masked carried term 0 * (C . M)
