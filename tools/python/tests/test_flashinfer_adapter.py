@@ -218,3 +218,29 @@ def test_on_a_gpu_host_the_cuda_tensors_have_flashinfers_layout_and_pass(monkeyp
     for text in SERVING:
         j = judged(fi, text)
         assert j.verdict == "PASSED", (text, j.verdict, str(j))
+
+
+class _Strided:
+    """Just what per_head_view reads of a tensor: its shape, and as_strided's arguments back."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    def dim(self):
+        return len(self.shape)
+
+    def contiguous(self):
+        return self
+
+    def as_strided(self, size, stride):
+        return size, stride
+
+
+def test_per_head_views_have_the_strides_flashinfer_checks_even_on_axes_of_one():
+    # FlashInfer requires A strides (1, 0, 0), dt (H, 1, 0), dt_bias and D (1, 0), literally: one
+    # head, or head_dim 1, must not leave a slice's stride (H = 1: A.stride(0) was 1024 on the H200).
+    assert fi.per_head_view(_Strided((1,)), (1, 32, 32)) == ((1, 32, 32), (1, 0, 0))
+    assert fi.per_head_view(_Strided((4,)), (4, 64, 128)) == ((4, 64, 128), (1, 0, 0))
+    assert fi.per_head_view(_Strided((3, 1)), (3, 1, 32)) == ((3, 1, 32), (1, 1, 0))  # dt, H = 1
+    assert fi.per_head_view(_Strided((1, 8)), (1, 8, 1)) == ((1, 8, 1), (8, 1, 0))  # dt, P = 1
+    assert fi.per_head_view(_Strided((8,)), (8, 1)) == ((8, 1), (1, 0))  # dt_bias, P = 1

@@ -287,8 +287,20 @@ def on_cuda(value):
     tensor = device_tensor(value.array, value.dtype)
     if value.expand_to is None:
         return tensor
-    trailing = len(value.expand_to) - tensor.dim()
-    return tensor.reshape(tuple(tensor.shape) + (1,) * trailing).expand(value.expand_to)
+    return per_head_view(tensor, value.expand_to)
+
+
+def per_head_view(tensor, shape):
+    """`tensor`'s values as FlashInfer's checks want them: dense strides over its own axes, 0 over
+    the trailing axes up to `shape`. Written out, not left to expand(): FlashInfer compares strides
+    literally, also on axes of size 1, where expand() keeps a stride and a slice keeps its parent's
+    (A of one head sliced from [1,P,N] has stride P*N: "A.stride(0) must be 1, got 1024")."""
+    dense, step = [], 1
+    for size in reversed(tuple(tensor.shape)):
+        dense.insert(0, step)
+        step *= size
+    trailing = len(shape) - tensor.dim()
+    return tensor.contiguous().as_strided(tuple(shape), tuple(dense) + (0,) * trailing)
 
 
 def run(call, update, place):
