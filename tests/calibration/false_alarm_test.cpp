@@ -301,3 +301,32 @@ TEST(FalseAlarm, LongCumsumCaseStillCatchesAWrongValue) {
 }
 
 }  // namespace
+
+namespace {
+
+// A packed f16 batch under fill=underflow, Q = 2: the second sequence starts at token 33, inside a
+// chunk of the batch's global grid, on which the emulation cuts it; the oracle cuts it from its own
+// start. Token 58's round_x(B w) lands in f16's subnormal range (an absolute error up to 2^-25), and
+// on the global grid it reaches the final state undecayed (last chunk 58..59), while the
+// per-sequence grid's floor charge decayed it by token 59's step (almost 0 under this fill): the
+// emulation's final_states[0,19,1,2] was off by 1.85e-8 against a bound of 1.2e-8 (r 1.54). The
+// floor is now also carried one chunk undecayed in a packed batch.
+constexpr const char* kSubnormalFloorOnAnotherGrid =
+    "mamba2:f16 b1 s60 h64 p3 g8 n4 q2 +softplus +varlen seq=0:33,27 state=f32 fill=underflow seed=970914";
+// final_states [1,64,3,4] at (0,19,1,2): ((19 * 3 + 1) * 4 + 2 = 234.
+constexpr std::int64_t kFloorElement = 234;
+
+TEST(FalseAlarm, SubnormalFloorReachesAPackedSequenceOnTheGlobalGrid) { expect_honest_pass(kSubnormalFloorOnAnotherGrid); }
+
+TEST(FalseAlarm, SubnormalFloorCaseStillCatchesAWrongState) {
+  const ssd::Problem p = ssd::parse_problem(kSubnormalFloorOnAnotherGrid);
+  // The element moved by 2.5e-7, about 13 times the emulation's own error there (1.85e-8) and
+  // 8 half-spacings of f16's subnormals: far beyond any rounding of this case.
+  const ssd::CaseJudgement j = judge_planted(p, [&](const std::string& name, ssd::Tensor& t, const ssd::Outputs& oracle,
+                                                    const ssd::Bounds&) {
+    if (name == "final_states") t.set(kFloorElement, oracle.get("final_states").value[kFloorElement] + 2.5e-7);
+  });
+  EXPECT_EQ(j.verdict, ssd::Verdict::failed) << ssd::describe(j);
+}
+
+}  // namespace

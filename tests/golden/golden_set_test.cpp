@@ -91,6 +91,7 @@ TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {
     mark(p.nowrite, "nowrite");
     mark(p.inter, "inter");
     mark(p.pad != -1, "pad");
+    mark(p.farslots, "farslots");
     mark(p.dtypes.count("state") > 0, "state");
     mark(p.dtypes.count("out") > 0, "out");
     for (const auto& [role, dtype] : p.dtypes)

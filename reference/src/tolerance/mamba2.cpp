@@ -141,7 +141,17 @@ Bounds mamba2_row_bounds(const Problem& p, const InputSet& in, const Outputs& or
   // carried through the inter-chunk scan into the final states and, through C, into out.
   const Tensor ones_B = filled(absB.shape(), 1.0), ones_dt = filled(dA.shape(), 1.0), zero_dA = filled(dA.shape(), 0.0);
   const Tensor states_F = chunk_state_chunked({&ones_B, &absx, &ones_dt, &zero_dA, seq}).get("states").value;
-  const Tensor flat_F = states_F.reshaped({p.b, NC, p.h, PN});
+  Tensor flat_F = states_F.reshaped({p.b, NC, p.h, PN});
+  if (slack) {
+    // A packed batch's grid may end a token's chunk up to Q - 1 tokens after this row's grid does,
+    // so the rounding's floor can miss one chunk total of the decay charged here: each chunk's
+    // floor is also carried into the next chunk undecayed (a bound of both; on the global grid a
+    // token of the batch's last chunk reaches its sequence's state undecayed).
+    const Tensor own = flat_F;
+    for (std::int64_t b = 0; b < p.b; ++b)
+      for (std::int64_t c = 1; c < NC; ++c)
+        for (std::int64_t i = 0; i < p.h * PN; ++i) flat_F.data()[(b * NC + c) * p.h * PN + i] += own[(b * NC + c - 1) * p.h * PN + i];
+  }
   const Outputs pass_F = state_passing_chunked({&flat_F, &totals, nullptr, seq, p.q});
   const Tensor final_F = pass_F.get("final_states").value.reshaped({p.b, p.h, p.p, p.n});
   const Tensor prev_F = pass_F.get("out").value.reshaped({p.b, NC, p.h, p.p, p.n});
