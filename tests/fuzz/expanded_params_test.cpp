@@ -11,6 +11,7 @@
 #include "ssd/harness/view_buffer.h"
 #include "ssd/reference/abi_views.h"
 #include "ssd/reference/layout.h"
+#include "runner_helpers.h"
 
 namespace {
 
@@ -18,19 +19,7 @@ namespace {
 // elements reach 56 bytes past its 8, inside the 256-byte guard band after it (NaN patterns).
 const char* kCase = "recurrent:f32 b2 h2 p2 g1 n4 +dt_bias +softplus +tie layout=zxbcdt seed=3";
 
-std::unique_ptr<ssd::ViewBuffer> buffer_of(ssd::MemoryPool& pool, const ssd::Problem& p,
-                                           const std::vector<ssd::RawTensor>& raw, const std::string& name) {
-  const ssd::InputLayout layout = ssd::input_layout(p);
-  std::vector<ssd::Placement> views;
-  std::vector<const ssd::RawTensor*> contents;
-  for (const ssd::Placement& v : layout.placements)
-    if (v.buffer == name)
-      for (const ssd::RawTensor& t : raw)
-        if (t.name == v.role) views.push_back(v), contents.push_back(&t);
-  for (const ssd::LayoutBuffer& b : layout.buffers)
-    if (b.name == name) return std::make_unique<ssd::ViewBuffer>(pool, b, views, contents);
-  return nullptr;
-}
+using ssd_test::view_buffer_of;
 
 TEST(ExpandedParameters, BufferHoldsOneValuePerHead) {
   const ssd::Problem p = ssd::parse_problem(kCase);
@@ -38,7 +27,7 @@ TEST(ExpandedParameters, BufferHoldsOneValuePerHead) {
   ssd::MemoryPool pool{honest.table()};
   const ssd::InputSet in = ssd::make_inputs(p);
   const std::vector<ssd::RawTensor> raw = ssd::encode_inputs(in);
-  const auto a = buffer_of(pool, p, raw, "A");
+  const auto a = view_buffer_of(pool, p, raw, "A");
   ASSERT_TRUE(a);
   const ssd_tensor v = a->view("A");
   EXPECT_EQ(v.strides[0], 1);
@@ -78,7 +67,7 @@ TEST(ExpandedParameters, AnInputNotConstantAlongAZeroStrideIsRefused) {
   in.put("A", A);
   const std::vector<ssd::RawTensor> raw = ssd::encode_inputs(in);
   try {
-    buffer_of(pool, p, raw, "A");
+    view_buffer_of(pool, p, raw, "A");
     ADD_FAILURE() << "a non-constant A was laid out";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("input A is not constant along the stride-0 axes"), std::string::npos) << e.what();

@@ -8,13 +8,12 @@
 
 #include "ssd/harness/case_checker.h"
 #include "ssd/harness/invariance.h"
+#include "runner_helpers.h"
 
 namespace {
 
-ssd::CaseJudgement check(const char* library, const char* problem, bool invariance = true) {
-  const auto lib = ssd::KernelLibrary::open(library);
-  ssd::CaseChecker checker(lib, ssd::CheckOptions{ssd::Isolation::none, std::nullopt, invariance});
-  return checker.check(ssd::parse_problem(problem));
+ssd::CaseJudgement check(const char* library, const std::string& problem, bool invariance = true) {
+  return ssd_test::check_in_process(library, problem, invariance);
 }
 
 // Two rows, one token: the row alone sums left to right, in the batch right to left.

@@ -6,6 +6,7 @@
 
 #include "ssd/harness/case_checker.h"
 #include "ssd/harness/packed_invariance.h"
+#include "runner_helpers.h"
 
 namespace {
 
@@ -120,9 +121,7 @@ TEST(PackedInvariance, WhereItApplies) {
 }
 
 ssd::CaseJudgement check(const char* library, const std::string& problem, bool invariance = true) {
-  const auto lib = ssd::KernelLibrary::open(library);
-  ssd::CaseChecker checker(lib, ssd::CheckOptions{ssd::Isolation::none, std::nullopt, invariance});
-  return checker.check(ssd::parse_problem(problem));
+  return ssd_test::check_in_process(library, problem, invariance);
 }
 
 // Three sequences, seed 12: prefix k = 12 mod 2 = 0 (one sequence kept: the mutant sums left to

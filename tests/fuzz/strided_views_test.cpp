@@ -13,6 +13,7 @@
 #include "ssd/harness/view_buffer.h"
 #include "ssd/reference/abi_views.h"
 #include "ssd/reference/layout.h"
+#include "runner_helpers.h"
 
 namespace {
 
@@ -31,15 +32,7 @@ struct OneBuffer {
   std::unique_ptr<ssd::ViewBuffer> buffer;
   OneBuffer(const std::string& text, const std::string& name) : p(ssd::parse_problem(text)) {
     raw = ssd::encode_inputs(ssd::make_inputs(p));
-    const ssd::InputLayout layout = ssd::input_layout(p);
-    std::vector<ssd::Placement> views;
-    std::vector<const ssd::RawTensor*> contents;
-    for (const ssd::Placement& v : layout.placements)
-      if (v.buffer == name)
-        for (const ssd::RawTensor& t : raw)
-          if (t.name == v.role) views.push_back(v), contents.push_back(&t);
-    for (const ssd::LayoutBuffer& b : layout.buffers)
-      if (b.name == name) buffer = std::make_unique<ssd::ViewBuffer>(pool, b, views, contents);
+    buffer = ssd_test::view_buffer_of(pool, p, raw, name);
   }
 };
 
