@@ -12,9 +12,7 @@
 
 namespace {
 
-ssd::CaseJudgement check(const char* library, const std::string& problem, bool invariance = true) {
-  return ssd_test::check_in_process(library, problem, invariance);
-}
+using ssd_test::check_in_process;
 
 // Two rows, one token: the row alone sums left to right, in the batch right to left.
 constexpr const char* kTwoRows = "recurrent:f32 b2 h2 p4 g1 n8 +softplus seed=3";
@@ -22,7 +20,7 @@ constexpr const char* kTwoRows = "recurrent:f32 b2 h2 p4 g1 n8 +softplus seed=3"
 constexpr const char* kTwoTokens = "recurrent:f32 b1 h2 p4 g1 n8 +softplus tokens=2 seed=3";
 
 TEST(Invariance, PackingCatchesARowThatDependsOnItsBatch) {
-  const ssd::CaseJudgement j = check("mutant-shape_dependent_sum", kTwoRows);
+  const ssd::CaseJudgement j = check_in_process("mutant-shape_dependent_sum", kTwoRows);
   EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
   EXPECT_NE(j.message.find("packing invariance: row 1 called alone"), std::string::npos) << j.message;
   EXPECT_LT(j.max_r(), 1.0);  // inside every bound: the values alone would pass
@@ -30,7 +28,7 @@ TEST(Invariance, PackingCatchesARowThatDependsOnItsBatch) {
 }
 
 TEST(Invariance, PrefixCatchesATokenThatDependsOnLaterTokens) {
-  const ssd::CaseJudgement j = check("mutant-shape_dependent_sum", kTwoTokens);
+  const ssd::CaseJudgement j = check_in_process("mutant-shape_dependent_sum", kTwoTokens);
   EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
   EXPECT_NE(j.message.find("prefix invariance: the call cut to its first 1 of 2 tokens"), std::string::npos)
       << j.message;
@@ -41,14 +39,14 @@ TEST(Invariance, HonestEmulationKeepsBoth) {
                               "recurrent:bf16 b4 h2 p4 g2 n8 +softplus +Dhp +sbi +dst +spec +inter slots=25 tokens=3 "
                               "pad=0 seed=9"})
     for (const char* library : {"emulation", "emulation-blocked"}) {
-      const ssd::CaseJudgement j = check(library, problem);
+      const ssd::CaseJudgement j = check_in_process(library, problem);
       EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
     }
 }
 
 TEST(Invariance, OffJudgesValuesOnly) {
-  EXPECT_EQ(check("mutant-shape_dependent_sum", kTwoRows, false).verdict, ssd::Verdict::passed);
-  EXPECT_EQ(check("mutant-shape_dependent_sum", kTwoTokens, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check_in_process("mutant-shape_dependent_sum", kTwoRows, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check_in_process("mutant-shape_dependent_sum", kTwoTokens, false).verdict, ssd::Verdict::passed);
 }
 
 TEST(Invariance, WhereTheRelationsApply) {
@@ -66,19 +64,19 @@ TEST(Invariance, WhereTheRelationsApply) {
 constexpr const char* kFiveChunks = "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +softplus seed=3";
 
 TEST(SplitPrefill, CatchesIgnoredInitialStatesOnACaseWithout) {
-  const ssd::CaseJudgement j = check("mutant-initial_states_ignored", kFiveChunks);
+  const ssd::CaseJudgement j = check_in_process("mutant-initial_states_ignored", kFiveChunks);
   EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
   EXPECT_NE(j.message.find("split prefill: the first 32 tokens, then the other 8 from their final states, are FAILED"),
             std::string::npos) << j.message;
   EXPECT_LT(j.max_r(), 1.0);  // the whole call has no initial state to ignore: its values pass
-  EXPECT_EQ(check("mutant-initial_states_ignored", kFiveChunks, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check_in_process("mutant-initial_states_ignored", kFiveChunks, false).verdict, ssd::Verdict::passed);
 }
 
 TEST(SplitPrefill, HonestEmulationKeepsIt) {
   for (const char* problem : {kFiveChunks, "mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +softplus +D +z +init seed=2",
                               "mamba2:f16 b1 s50 h2 p4 g1 n8 q7 +dt_bias +softplus +Dhp state=f32 seed=4"})
     for (const char* library : {"emulation", "emulation-blocked"}) {
-      const ssd::CaseJudgement j = check(library, problem);
+      const ssd::CaseJudgement j = check_in_process(library, problem);
       EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
     }
 }

@@ -120,9 +120,7 @@ TEST(PackedInvariance, WhereItApplies) {
     EXPECT_FALSE(ssd::packed_invariance_applies(ssd::parse_problem(text))) << text;
 }
 
-ssd::CaseJudgement check(const char* library, const std::string& problem, bool invariance = true) {
-  return ssd_test::check_in_process(library, problem, invariance);
-}
+using ssd_test::check_in_process;
 
 // Three sequences, seed 12: prefix k = 12 mod 2 = 0 (one sequence kept: the mutant sums left to
 // right there, right to left in the whole call).
@@ -132,25 +130,25 @@ constexpr const char* kThree = "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +softplus +init
 constexpr const char* kFour = "mamba2:f32 b1 s40 h2 p4 g1 n4 q8 +softplus +init +varlen seq=0:10,6,12,12 seed=2";
 
 TEST(PackedInvariance, PrefixCatchesASequenceThatDependsOnLaterOnes) {
-  const ssd::CaseJudgement j = check("mutant-packing_dependent_sum", kThree);
+  const ssd::CaseJudgement j = check_in_process("mutant-packing_dependent_sum", kThree);
   EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
   EXPECT_NE(j.message.find("prefix invariance: the packed batch cut after sequence 0 (its first 1 of 3 sequences, "
                            "5 of 40 tokens) differs from the whole call"),
             std::string::npos)
       << j.message;
   EXPECT_LT(j.max_r(), 1.0);  // inside every bound: the values alone pass
-  EXPECT_EQ(check("mutant-packing_dependent_sum", kThree, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check_in_process("mutant-packing_dependent_sum", kThree, false).verdict, ssd::Verdict::passed);
 }
 
 TEST(PackedInvariance, PackingCatchesASequenceThatDependsOnItsNeighbours) {
-  const ssd::CaseJudgement j = check("mutant-packing_dependent_sum", kFour);
+  const ssd::CaseJudgement j = check_in_process("mutant-packing_dependent_sum", kFour);
   EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
   EXPECT_NE(j.message.find("packing invariance: sequence 3 alone at its place in its chunk (tokens 24..39, the first 4 "
                            "one filler sequence) differs from sequence 3 in its batch"),
             std::string::npos)
       << j.message;
   EXPECT_LT(j.max_r(), 1.0);
-  EXPECT_EQ(check("mutant-packing_dependent_sum", kFour, false).verdict, ssd::Verdict::passed);
+  EXPECT_EQ(check_in_process("mutant-packing_dependent_sum", kFour, false).verdict, ssd::Verdict::passed);
 }
 
 TEST(PackedInvariance, HonestEmulationKeepsBoth) {
@@ -164,7 +162,7 @@ TEST(PackedInvariance, HonestEmulationKeepsBoth) {
         std::string("mamba2:f16 b1 s50 h2 p4 g1 n8 q7 +dt_bias +softplus +Dhp +init +varlen state=bf16 "
                     "seq=0:3,11,30,-6 seed=4")})
     for (const char* library : {"emulation", "emulation-blocked"}) {
-      const ssd::CaseJudgement j = check(library, problem);
+      const ssd::CaseJudgement j = check_in_process(library, problem);
       EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
     }
 }

@@ -237,21 +237,24 @@ CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
   auto refused = [](const std::string& what, const std::optional<CallRecord>& record, const std::string& death) {
     return what + (record ? " was refused (" + record->message + ")" : " did not return (" + death + ")");
   };
+  // One derived call against the case: why it breaks its relation (`violation` of its outputs), or
+  // nothing; `what` names the call when it does not return ok.
+  auto compared = [&](const std::string& what, const Problem& p, const InputSet& in,
+                      const auto& violation) -> std::optional<std::string> {
+    std::string death;
+    const std::optional<CallRecord> record = call(p, in, death);
+    if (!record || record->status != CallStatus::ok) return refused(what, record, death);
+    return violation(record->outputs);
+  };
   if (invariance_applies(q.problem))
-    if (const std::optional<RowAlone> alone = row_alone(q.problem, q.inputs)) {  // none when every row is padding
-      std::string death;
-      const std::optional<CallRecord> single = call(alone->problem, alone->inputs, death);
-      if (!single || single->status != CallStatus::ok)
-        why = refused("packing invariance: row " + std::to_string(alone->row) + " alone", single, death);
-      else why = invariance_violation(q.problem, q.inputs, *alone, q.outputs, single->outputs);
-    }
+    if (const std::optional<RowAlone> alone = row_alone(q.problem, q.inputs))  // none when every row is padding
+      why = compared("packing invariance: row " + std::to_string(alone->row) + " alone", alone->problem, alone->inputs,
+                     [&](const auto& got) { return invariance_violation(q.problem, q.inputs, *alone, q.outputs, got); });
   if (!why && prefix_invariance_applies(q.problem)) {
     const TokenPrefix prefix = token_prefix(q.problem, q.inputs);
-    std::string death;
-    const std::optional<CallRecord> cut = call(prefix.problem, prefix.inputs, death);
-    if (!cut || cut->status != CallStatus::ok)
-      why = refused("prefix invariance: the call cut to " + std::to_string(prefix.tokens) + " tokens", cut, death);
-    else why = prefix_violation(q.problem, q.inputs, prefix, q.outputs, cut->outputs);
+    why = compared("prefix invariance: the call cut to " + std::to_string(prefix.tokens) + " tokens", prefix.problem,
+                   prefix.inputs,
+                   [&](const auto& got) { return prefix_violation(q.problem, q.inputs, prefix, q.outputs, got); });
   }
   if (!why && q.truth && split_prefill_applies(q.problem)) {
     const PrefillSplit split = split_prefill(q.problem, q.inputs);
@@ -279,21 +282,15 @@ CaseJudgement CaseChecker::with_invariance(const Queued& q, CaseJudgement j) {
   }
   if (!why && q.truth && packed_invariance_applies(q.problem)) {
     const PackedCut prefix = packed_prefix(q.problem, q.inputs);
-    const std::string k = std::to_string(prefix.sequence);
-    std::string death;
-    const std::optional<CallRecord> cut = call(prefix.problem, prefix.inputs, death);
-    if (!cut || cut->status != CallStatus::ok)
-      why = refused("prefix invariance: the packed batch cut after sequence " + k, cut, death);
-    else why = packed_prefix_violation(q.problem, prefix, q.outputs, cut->outputs);
+    why = compared("prefix invariance: the packed batch cut after sequence " + std::to_string(prefix.sequence),
+                   prefix.problem, prefix.inputs,
+                   [&](const auto& got) { return packed_prefix_violation(q.problem, prefix, q.outputs, got); });
   }
   if (!why && q.truth && packed_invariance_applies(q.problem)) {
     const PackedCut alone = packed_alone(q.problem, q.inputs);
-    const std::string k = std::to_string(alone.sequence);
-    std::string death;
-    const std::optional<CallRecord> single = call(alone.problem, alone.inputs, death);
-    if (!single || single->status != CallStatus::ok)
-      why = refused("packing invariance: sequence " + k + " alone at its place in its chunk", single, death);
-    else why = packed_alone_violation(q.problem, *q.truth, alone, q.outputs, single->outputs);
+    why = compared("packing invariance: sequence " + std::to_string(alone.sequence) + " alone at its place in its chunk",
+                   alone.problem, alone.inputs,
+                   [&](const auto& got) { return packed_alone_violation(q.problem, *q.truth, alone, q.outputs, got); });
   }
   if (why) {
     j.verdict = Verdict::variant;
