@@ -32,6 +32,14 @@ inline unsigned grid_for(int64_t tiles) {
   return static_cast<unsigned>(tiles < 1 ? 1 : (tiles > cap ? cap : tiles));
 }
 
+// Streaming multiprocessors of the current device: persistent grids size themselves by it.
+inline int64_t multiprocessors(const char* op) {
+  int device = 0, count = 0;
+  cuda_check(op, cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(op, cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
+  return count;
+}
+
 inline In in(const ssd_tensor& t) { return In{t.data, t.dtype}; }
 inline Out out(const ssd_tensor& t) { return Out{t.data, t.dtype}; }
 inline const int32_t* ids(const ssd_tensor& t) { return static_cast<const int32_t*>(t.data); }

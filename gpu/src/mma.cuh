@@ -91,6 +91,16 @@ __device__ __forceinline__ void store2(Out t, int64_t i, float a, float b) {
   }
 }
 
+// Four adjacent outputs t[i..i+3] (i a multiple of 4, the base 16-byte aligned): one 16- or 8-byte store.
+__device__ __forceinline__ void store4(Out t, int64_t i, float4 v) {
+  if (t.dtype == SSD_DTYPE_F32) {
+    *reinterpret_cast<float4*>(static_cast<float*>(t.p) + i) = v;
+  } else {
+    store2(t, i, v.x, v.y);
+    store2(t, i + 2, v.z, v.w);
+  }
+}
+
 __host__ __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // ---- cp.async: global -> shared without registers ---------------------------------------------------
@@ -195,6 +205,41 @@ struct WarpTile {
     }
   }
 
+  // acc += A * round_T(diag(w) B) over ksteps 16-deep steps from row k0: B stored [k][n], each of
+  // its rows k scaled by w[k] (fp32, shared memory) and rounded to T in registers right after
+  // ldmatrix, so a scaled copy of B never goes through shared memory. A stored [k][m].
+  __device__ __forceinline__ void run_b_rows_scaled(const T* sA, int lda, const T* sB, int ldb, const float* w, int m0,
+                                                    int n0, int k0, int ksteps) {
+    const int lane = static_cast<int>(threadIdx.x) & 31;
+    const int idx = lane >> 3, r = lane & 7, tig = lane & 3;
+    for (int ks = 0; ks < ksteps; ++ks) {
+      const int k = k0 + ks * 16;
+      uint32_t a[kMT][4], b[kNT][2];
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+        ldsm_x4_trans(a[mt], sA + (k + r + (idx >> 1) * 8) * lda + m0 + mt * 16 + (idx & 1) * 8);
+      // This thread's B registers hold rows k + 2 tig + {0,1} (first) and 8 rows further (second).
+      const float2 w_lo = *reinterpret_cast<const float2*>(w + k + 2 * tig);
+      const float2 w_hi = *reinterpret_cast<const float2*>(w + k + 8 + 2 * tig);
+#pragma unroll
+      for (int np = 0; np < kNT / 2; ++np) {
+        uint32_t q[4];
+        ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * ldb + n0 + np * 16 + (idx >> 1) * 8);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float2 v = Half16<T>::unpack2(q[e]);
+          const float2 s = (e & 1) ? w_hi : w_lo;
+          q[e] = Half16<T>::pack2(v.x * s.x, v.y * s.y);
+        }
+        b[2 * np][0] = q[0], b[2 * np][1] = q[1], b[2 * np + 1][0] = q[2], b[2 * np + 1][1] = q[3];
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNT; ++nt) mma16816<T>(acc[mt][nt], a[mt], b[nt]);
+    }
+  }
+
   // One 16-deep step with the A fragment already in registers (kMT == 1), e.g. probabilities or
   // coefficients computed from an accumulator: acc += a * B[k..k+15][n0..n0+WN).
   template <bool kBKContig>
@@ -216,7 +261,5 @@ struct WarpTile {
     }
   }
 };
-
-
 
 }  // namespace ssd_gpu

@@ -35,71 +35,101 @@ __device__ __forceinline__ float4 load4<float>(const float* p) {
   return *reinterpret_cast<const float4*>(p);
 }
 
-template <class T, int kVecs>
+// kRows consecutive rows (consecutive p of one (b, h): one slot, one B and C row) per warp, every
+// load of all of them issued before the first store, so each lane has kRows state and A vectors in
+// flight: one row per warp left the memory system idle between a warp's round trips.
+template <class T, int kVecs, int kRows>
 __global__ void __launch_bounds__(kThreads) recurrent_fast_kernel(FastParams p) {
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t H = p.heads, P = p.headdim, N = p.dstate;
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp;
-  if (row >= p.batch * H * P) return;  // warp-uniform; no block barrier follows
-  const int64_t pp = row % P, h = (row / P) % H, b = row / (P * H);
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp) * kRows;
+  if (row0 >= p.batch * H * P) return;  // warp-uniform; no block barrier follows
+  const int64_t pp0 = row0 % P, h = (row0 / P) % H, b = row0 / (P * H);
   const int64_t g = h / (H / p.groups);
-  const int64_t slot = decode_row_slot(p, b, row, lane);
+  int64_t slot = -1;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) slot = decode_row_slot(p, b, row0 + r, lane);  // one slot; each row's padding output
   if (slot < 0) return;
-  float* state = p.state + ((slot * H + h) * P + pp) * N;
-  const float* A = p.A + (h * P + pp) * N;
+  float* state = p.state + ((slot * H + h) * P + pp0) * N;
+  const float* A = p.A + (h * P + pp0) * N;
   const T* Bv = static_cast<const T*>(p.B) + (b * p.groups + g) * N;
   const T* Cv = static_cast<const T*>(p.C) + (b * p.groups + g) * N;
 
-  float4 s[kVecs], a[kVecs], bb[kVecs], cc[kVecs];
+  float4 s[kRows][kVecs], a[kRows][kVecs], bb[kVecs], cc[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
     const int64_t n = (static_cast<int64_t>(k) * kWarp + lane) * 4;
     if (n < N) {
-      s[k] = __ldcs(reinterpret_cast<const float4*>(state + n));  // read once, written back below
-      a[k] = load4(A + n);
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        s[r][k] = __ldcs(reinterpret_cast<const float4*>(state + r * N + n));  // read once, written back below
+        a[r][k] = load4(A + r * N + n);
+      }
       bb[k] = load4(Bv + n);
       cc[k] = load4(Cv + n);
     }
   }
   // No dt_limit on the decode path: bias and softplus only.
-  float dtp = load(p.dt, row) + (p.dt_bias.p != nullptr ? load(p.dt_bias, h * P + pp) : 0.0f);
-  if (p.softplus) dtp = softplus_thr20(dtp);
-  const float xv = load(p.x, row);
-
-  float acc = 0.0f;
+  float dtp[kRows], xv[kRows];
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) {
-    const int64_t n = (static_cast<int64_t>(k) * kWarp + lane) * 4;
-    if (n < N) {
-      const float sv[4] = {s[k].x, s[k].y, s[k].z, s[k].w}, av[4] = {a[k].x, a[k].y, a[k].z, a[k].w};
-      const float bv[4] = {bb[k].x, bb[k].y, bb[k].z, bb[k].w}, cv[4] = {cc[k].x, cc[k].y, cc[k].z, cc[k].w};
-      float hn[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float decay = expf(av[e] * dtp);
-        hn[e] = sv[e] * decay + bv[e] * dtp * xv;
-        acc += hn[e] * cv[e];  // from the unrounded new state
-      }
-      __stcs(reinterpret_cast<float4*>(state + n), make_float4(hn[0], hn[1], hn[2], hn[3]));
-    }
+  for (int r = 0; r < kRows; ++r) {
+    dtp[r] = load(p.dt, row0 + r) + (p.dt_bias.p != nullptr ? load(p.dt_bias, h * P + pp0 + r) : 0.0f);
+    if (p.softplus) dtp[r] = softplus_thr20(dtp[r]);
+    xv[r] = load(p.x, row0 + r);
   }
-  float y = warp_sum(acc);
-  if (lane == 0) {
-    if (p.D.p != nullptr) y += load(p.D, h * P + pp) * xv;
-    if (p.z.p != nullptr) y = gate(y, load(p.z, row));
-    store(p.out, row, y);
+
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      const int64_t n = (static_cast<int64_t>(k) * kWarp + lane) * 4;
+      if (n < N) {
+        const float sv[4] = {s[r][k].x, s[r][k].y, s[r][k].z, s[r][k].w};
+        const float av[4] = {a[r][k].x, a[r][k].y, a[r][k].z, a[r][k].w};
+        const float bv[4] = {bb[k].x, bb[k].y, bb[k].z, bb[k].w}, cv[4] = {cc[k].x, cc[k].y, cc[k].z, cc[k].w};
+        float hn[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float decay = expf(av[e] * dtp[r]);
+          hn[e] = sv[e] * decay + bv[e] * dtp[r] * xv[r];
+          acc += hn[e] * cv[e];  // from the unrounded new state
+        }
+        __stcs(reinterpret_cast<float4*>(state + r * N + n), make_float4(hn[0], hn[1], hn[2], hn[3]));
+      }
+    }
+    float y = warp_sum(acc);
+    if (lane == 0) {
+      const int64_t row = row0 + r;
+      if (p.D.p != nullptr) y += load(p.D, h * P + pp0 + r) * xv[r];
+      if (p.z.p != nullptr) y = gate(y, load(p.z, row));
+      store(p.out, row, y);
+    }
   }
 }
 
+template <class T, int kVecs>
+void launch_rows(const FastParams& p, cudaStream_t stream) {
+  // Two rows per warp where there are rows for a full wave of warps (64 per SM) that way; fewer
+  // warps in flight cost more than the second row's loads gain on the small batches.
+  const int64_t rows = p.batch * p.heads * p.headdim;
+  const bool two = p.headdim % 2 == 0 && rows / 2 >= multiprocessors("recurrent") * 64;
+  const auto blocks = [&](int per_warp) { return static_cast<unsigned>(ceil_div(rows, kRowsPerBlock * per_warp)); };
+  if (two)
+    recurrent_fast_kernel<T, kVecs, 2><<<blocks(2), kThreads, 0, stream>>>(p);
+  else
+    recurrent_fast_kernel<T, kVecs, 1><<<blocks(1), kThreads, 0, stream>>>(p);
+}
+
 template <class T>
-void launch(const FastParams& p, unsigned blocks, cudaStream_t stream) {
+void launch(const FastParams& p, cudaStream_t stream) {
   const int64_t vecs = ceil_div(p.dstate, 4 * kWarp);
   if (vecs <= 1)
-    recurrent_fast_kernel<T, 1><<<blocks, kThreads, 0, stream>>>(p);
+    launch_rows<T, 1>(p, stream);
   else if (vecs <= 2)
-    recurrent_fast_kernel<T, 2><<<blocks, kThreads, 0, stream>>>(p);
+    launch_rows<T, 2>(p, stream);
   else
-    recurrent_fast_kernel<T, kMaxVecs><<<blocks, kThreads, 0, stream>>>(p);
+    launch_rows<T, kMaxVecs>(p, stream);
   check_launch("recurrent", "recurrent_fast_kernel");
 }
 
@@ -138,11 +168,10 @@ bool launch_recurrent_fast(const ssd_recurrent_args& a, cudaStream_t stream) {
   p.dstate = N;
   p.softplus = a.dt_softplus != 0;
   if (blocks == 0) return true;
-  const unsigned grid = static_cast<unsigned>(blocks);
   switch (a.B.dtype) {
-    case SSD_DTYPE_F16: launch<__half>(p, grid, stream); break;
-    case SSD_DTYPE_BF16: launch<__nv_bfloat16>(p, grid, stream); break;
-    default: launch<float>(p, grid, stream); break;
+    case SSD_DTYPE_F16: launch<__half>(p, stream); break;
+    case SSD_DTYPE_BF16: launch<__nv_bfloat16>(p, stream); break;
+    default: launch<float>(p, stream); break;
   }
   return true;
 }
