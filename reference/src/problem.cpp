@@ -122,7 +122,7 @@ std::string sizes_text(const Problem& p) {
     if (!text.empty()) text.push_back(' ');
     text += dim + std::to_string(*dim_field(copy, dim));
   }
-  if (p.sbi) text += " slots=" + std::to_string(p.slots);
+  if (p.sbi || p.slots != 0) text += " slots=" + std::to_string(p.slots);
   if (p.tokens > 0) text += " tokens=" + std::to_string(p.tokens);
   return text;
 }
@@ -239,7 +239,7 @@ std::string to_string(const Problem& p) {
   if (p.far) s << " +far";
   if (p.farslots) s << " +farslots";
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
-  if (p.sbi) s << " slots=" << p.slots;
+  if (p.sbi || p.slots != 0) s << " slots=" << p.slots;  // every value the struct holds
   if (p.tokens > 0) s << " tokens=" << p.tokens;
   if (p.pad != -1) s << " pad=" << p.pad;
   if (p.layout != Layout::contiguous) s << " layout=" << layout_name(p.layout);
@@ -289,6 +289,7 @@ Problem parse_problem(std::string_view text) {
   };
 
   bool have_seed = false;
+  std::string_view slots_token, pad_token;  // checked against +sbi once every token is read
   for (std::size_t i = 1; i < tokens.size(); ++i) {
     const std::string_view t = tokens[i];
     if (t[0] == '+') {
@@ -344,6 +345,7 @@ Problem parse_problem(std::string_view text) {
     } else if (key == "slots") {
       flag_allowed(t, "slots");
       p.slots = parse_integer(t, value);
+      slots_token = t;
     } else if (key == "tokens") {
       flag_allowed(t, "tokens");
       p.tokens = parse_integer(t, value);
@@ -352,6 +354,7 @@ Problem parse_problem(std::string_view text) {
       flag_allowed(t, "pad");
       p.pad = parse_integer(t, value);
       if (p.pad < -1) bad_token(t, "pad must be -1 or a slot id");
+      pad_token = t;
     } else if (key == "layout") {
       if (value == "contiguous") p.layout = Layout::contiguous;
       else if (value == "strided") p.layout = Layout::strided;
@@ -385,6 +388,10 @@ Problem parse_problem(std::string_view text) {
     }
   }
   if (!have_seed) throw ArgumentError("problem", "missing seed=<n> (every case names its seed)");
+  // Keys that only say something about the slot tables of +sbi: without it no tensor shows them,
+  // so no kernel could refuse the case, and the problem would not mean what it reads.
+  if (!p.sbi && !slots_token.empty()) bad_token(slots_token, "slots= needs +sbi (without it the state has b rows)");
+  if (!p.sbi && !pad_token.empty()) bad_token(pad_token, "pad= needs +sbi (it names a slot of the slot table)");
   return p;
 }
 

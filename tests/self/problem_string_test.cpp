@@ -102,6 +102,18 @@ TEST(ProblemString, RejectsMalformedStringsNamingTheToken) {
   expect_rejected("mamba2:f32 b1 s4 h1 p1 g1 n1 q4 seed=-1", "unsigned 64-bit");
   expect_rejected("mamba2:f32 b1 s4 h1 p1 g1 n1 q4 limit=nan,1 seed=1", "'nan' is not a number");
   expect_rejected("mamba2:f32 b1 s4 h1 p1 g1 n1 q4 out=f32 seed=1", "'out=f32': mamba2 does not take this option");
+  // Slot-table keys without the slot table: no tensor would show them (state has b rows).
+  expect_rejected("recurrent:f16 b7 h4 p8 g1 n64 slots=9 seed=49", "'slots=9': slots= needs +sbi");
+  expect_rejected("recurrent:f16 b2 h1 p1 g1 n1 pad=0 seed=1", "'pad=0': pad= needs +sbi");
+}
+
+TEST(ProblemString, PrintsSlotsWheneverTheStructHoldsThem) {
+  // A problem built in code with slots but no +sbi prints its slots, so the string that names
+  // a judged case is the case (the parser then refuses it, naming the token).
+  ssd::Problem p = ssd::parse_problem("recurrent:f16 b7 h4 p8 g1 n64 seed=49");
+  p.slots = 9;
+  EXPECT_NE(ssd::to_string(p).find(" slots=9"), std::string::npos) << ssd::to_string(p);
+  expect_rejected(ssd::to_string(p), "slots= needs +sbi");
 }
 
 TEST(ProblemString, InvalidCasesSayWhy) {
