@@ -64,10 +64,17 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
   without([](Problem& c) { c.pad = -1; });
   without([](Problem& c) { c.nowrite = false; });
   without([](Problem& c) { c.inter = false; });
-  if (p.op == Op::recurrent) without([](Problem& c) { c.varlen = false; });
-  without([](Problem& c) { c.tokens = 0, c.spec = c.accepted = c.inter = c.varlen = false; });
+  if (p.op == Op::recurrent) without([](Problem& c) { c.varlen = false, c.rows.clear(); });
+  without([](Problem& c) { c.tokens = 0, c.spec = c.accepted = c.inter = c.varlen = false, c.rows.clear(); });
+  // A varlen decode call's drawn row lengths written out (the same case), so that the sizes below
+  // shrink it without drawing new lengths.
+  if (p.op == Op::recurrent && p.varlen && p.rows.empty()) without([&](Problem& c) { c.rows = decode_row_lengths(p); });
   if (p.tokens > 1)
-    for (std::int64_t fewer : {std::int64_t{1}, p.tokens / 2, p.tokens - 1}) without([fewer](Problem& c) { c.tokens = fewer; });
+    for (std::int64_t fewer : {std::int64_t{1}, p.tokens / 2, p.tokens - 1})
+      without([fewer](Problem& c) {
+        c.tokens = fewer;
+        for (std::int64_t& n : c.rows) n = std::min(n, fewer);
+      });
   for (const auto& [role, dtype] : p.dtypes) without([&role = role](Problem& c) { c.dtypes.erase(role); });
   without([](Problem& c) { c.fill = "default"; });
   if (p.seq.kind == SeqSpec::Kind::random && invalid_reason(p) == std::nullopt)
@@ -86,6 +93,7 @@ std::vector<Problem> shrink_candidates(const Problem& p) {
       if (letter == 'h' && spec.takes_dim('g') && c.h % c.g != 0) c.g = 1;  // keep H % G == 0
       if (letter == 's' && spec.whole_chunks) c.s = std::max(c.q, c.s / c.q * c.q);
       if (c.sbi && c.slots < decode_slots_needed(c)) c.slots = decode_slots_needed(c);
+      if (letter == 'b' && !c.rows.empty()) c.rows.resize(static_cast<std::size_t>(c.b));  // the first rows' lengths
       offer(std::move(c));
     }
   }

@@ -104,6 +104,11 @@ std::vector<std::int64_t> decode_row_lengths(const Problem& p) {
     lengths.assign(static_cast<std::size_t>(std::max<std::int64_t>(p.b, 0)), T);
     return lengths;
   }
+  if (!p.rows.empty()) {  // rows=; one length per row even where an invalid problem gives more or fewer
+    lengths = p.rows;
+    lengths.resize(static_cast<std::size_t>(std::max<std::int64_t>(p.b, 0)), 0);
+    return lengths;
+  }
   Stream stream(p.seed, "decode_lengths", 0);
   std::int64_t total = 0;
   for (std::int64_t b = 0; b < p.b; ++b) {

@@ -66,14 +66,19 @@ std::int64_t* dim_field(Problem& p, char dim) {
   }
 }
 
-std::string format_seq(const SeqSpec& seq) {
-  if (seq.kind == SeqSpec::Kind::random) return "seq=rand";
-  std::string s = "seq=" + std::to_string(seq.first_id) + ":";
-  for (std::size_t i = 0; i < seq.runs.size(); ++i) {
+// "3,0,2": the integers separated by commas, as seq= runs and rows= write them.
+std::string join_integers(const std::vector<std::int64_t>& values) {
+  std::string s;
+  for (std::size_t i = 0; i < values.size(); ++i) {
     if (i) s.push_back(',');
-    s.append(std::to_string(seq.runs[i]));
+    s.append(std::to_string(values[i]));
   }
   return s;
+}
+
+std::string format_seq(const SeqSpec& seq) {
+  if (seq.kind == SeqSpec::Kind::random) return "seq=rand";
+  return "seq=" + std::to_string(seq.first_id) + ":" + join_integers(seq.runs);
 }
 
 SeqSpec parse_seq(std::string_view token, std::string_view value) {
@@ -124,6 +129,7 @@ std::string sizes_text(const Problem& p) {
   }
   if (p.sbi || p.slots != 0) text += " slots=" + std::to_string(p.slots);
   if (p.tokens > 0) text += " tokens=" + std::to_string(p.tokens);
+  if (!p.rows.empty()) text += " rows=" + join_integers(p.rows);
   return text;
 }
 
@@ -170,6 +176,8 @@ std::optional<std::string> size_reason(const Problem& p, std::int64_t max_bytes)
   }
   if (p.sbi && p.slots > kMaxExtent) return "slots = " + std::to_string(p.slots) + " is beyond 2^62";
   if (p.tokens > kMaxExtent) return "tokens = " + std::to_string(p.tokens) + " is beyond 2^62";
+  for (std::int64_t n : p.rows)
+    if (n > kMaxExtent) return "a row length of " + std::to_string(n) + " is beyond 2^62";
   const std::optional<CaseSize> size = case_size(p);
   if (!size)
     return concat({"sizes ", sizes_text(p), ": the element count of the case's tensors overflows int64"});
@@ -241,6 +249,7 @@ std::string to_string(const Problem& p) {
   if (p.seq.kind != SeqSpec::Kind::none) s << ' ' << format_seq(p.seq);
   if (p.sbi || p.slots != 0) s << " slots=" << p.slots;  // every value the struct holds
   if (p.tokens > 0) s << " tokens=" << p.tokens;
+  if (!p.rows.empty()) s << " rows=" << join_integers(p.rows);
   if (p.pad != -1) s << " pad=" << p.pad;
   if (p.layout != Layout::contiguous) s << " layout=" << layout_name(p.layout);
   for (const auto& role : spec.inputs)
@@ -289,7 +298,7 @@ Problem parse_problem(std::string_view text) {
   };
 
   bool have_seed = false;
-  std::string_view slots_token, pad_token;  // checked against +sbi once every token is read
+  std::string_view slots_token, pad_token, rows_token;  // checked against their flags once every token is read
   for (std::size_t i = 1; i < tokens.size(); ++i) {
     const std::string_view t = tokens[i];
     if (t[0] == '+') {
@@ -350,6 +359,17 @@ Problem parse_problem(std::string_view text) {
       flag_allowed(t, "tokens");
       p.tokens = parse_integer(t, value);
       if (p.tokens < 1) bad_token(t, "tokens must be at least 1 (leave it out for the one-token layout)");
+    } else if (key == "rows") {
+      flag_allowed(t, "rows");
+      for (std::size_t from = 0;;) {
+        const std::size_t comma = value.find(',', from);
+        const std::int64_t n = parse_integer(t, value.substr(from, comma == std::string_view::npos ? comma : comma - from));
+        if (n < 0) bad_token(t, "a row length must be non-negative");
+        p.rows.push_back(n);
+        if (comma == std::string_view::npos) break;
+        from = comma + 1;
+      }
+      rows_token = t;
     } else if (key == "pad") {
       flag_allowed(t, "pad");
       p.pad = parse_integer(t, value);
@@ -392,6 +412,7 @@ Problem parse_problem(std::string_view text) {
   // so no kernel could refuse the case, and the problem would not mean what it reads.
   if (!p.sbi && !slots_token.empty()) bad_token(slots_token, "slots= needs +sbi (without it the state has b rows)");
   if (!p.sbi && !pad_token.empty()) bad_token(pad_token, "pad= needs +sbi (it names a slot of the slot table)");
+  if (!p.varlen && !rows_token.empty()) bad_token(rows_token, "rows= needs +varlen (it gives the rows' token counts)");
   return p;
 }
 

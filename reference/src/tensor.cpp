@@ -72,11 +72,18 @@ Tensor Tensor::reshaped(Shape shape) const {
 Tensor Tensor::row(std::int64_t i) const {
   if (rank() == 0 || i < 0 || i >= shape_[0])
     throw ArgumentError("row", std::to_string(i) + " is not a row of a tensor of shape " + shape_string(shape_));
+  return rows(i, 1);
+}
+
+Tensor Tensor::rows(std::int64_t first, std::int64_t count) const {
+  if (rank() == 0 || first < 0 || count < 0 || first > shape_[0] - count)
+    throw ArgumentError("rows", std::to_string(first) + " .. " + std::to_string(first + count - 1) +
+                                    " are not rows of a tensor of shape " + shape_string(shape_));
   Shape shape = shape_;
-  shape[0] = 1;
-  const std::int64_t per_row = numel() / shape_[0];
-  const auto first = values_.begin() + i * per_row;
-  return Tensor(dtype_, std::move(shape), std::vector<double>(first, first + per_row));
+  shape[0] = count;
+  const std::int64_t per_row = shape_[0] > 0 ? numel() / shape_[0] : 0;
+  const auto begin = values_.begin() + first * per_row;
+  return Tensor(dtype_, std::move(shape), std::vector<double>(begin, begin + count * per_row));
 }
 
 std::string index_string(const Shape& shape, std::int64_t flat) {

@@ -9,6 +9,7 @@
 #include "ssd/fuzz/campaign.h"
 #include "ssd/fuzz/report.h"
 #include "ssd/fuzz/shrink.h"
+#include "ssd/reference/decode_plan.h"
 #include "ssd/reference/truth.h"
 
 namespace {
@@ -142,6 +143,29 @@ TEST(Shrink, RandomSeqBecomesTheRunsOfItsFirstRow) {
     return;
   }
   FAIL() << "no explicit-runs candidate";
+}
+
+// A varlen decode call's drawn row lengths written as rows= keep its cu_seqlens exactly; fewer rows
+// keep the first rows' lengths, fewer tokens cap them.
+TEST(Shrink, DrawnRowLengthsBecomeRowsAndShrinkWithTheSizes) {
+  const ssd::Problem p = ssd::parse_problem("recurrent:f32 b6 h2 p2 g1 n2 +softplus +varlen tokens=4 seed=5");
+  const std::vector<std::int64_t> drawn = ssd::decode_row_lengths(p);
+  bool written = false;
+  for (const auto& c : ssd::shrink_candidates(p)) {
+    if (c.rows.empty() || c.b != p.b || c.tokens != p.tokens) continue;
+    EXPECT_EQ(c.rows, drawn);
+    EXPECT_EQ(ssd::make_inputs(c).at("cu_seqlens").values(), ssd::make_inputs(p).at("cu_seqlens").values());
+    written = true;
+  }
+  EXPECT_TRUE(written) << "no rows= candidate";
+  ssd::Problem q = p;
+  q.rows = drawn;
+  for (const auto& c : ssd::shrink_candidates(q)) {
+    EXPECT_FALSE(ssd::invalid_reason(c)) << ssd::to_string(c);
+    if (!c.varlen) EXPECT_TRUE(c.rows.empty()) << ssd::to_string(c);
+    for (std::size_t i = 0; i < c.rows.size(); ++i)
+      EXPECT_EQ(c.rows[i], std::min(drawn[i], c.tokens)) << ssd::to_string(c);
+  }
 }
 
 // A shrink that keeps failing ends at a problem no candidate of which fails.

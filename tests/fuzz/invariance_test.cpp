@@ -18,6 +18,9 @@ using ssd_test::check_in_process;
 constexpr const char* kTwoRows = "recurrent:f32 b2 h2 p4 g1 n8 +softplus seed=3";
 // One row, two tokens: cut to its first token (k = 1 + 3 mod 1 = 1) the call sums left to right.
 constexpr const char* kTwoTokens = "recurrent:f32 b1 h2 p4 g1 n8 +softplus tokens=2 seed=3";
+// A varlen call of three rows of 1, 0 and 1 tokens: row 0 (3 mod 3) alone is one row of one token,
+// which sums left to right; in the batch (three rows) the flaw sums right to left.
+constexpr const char* kVarlenRows = "recurrent:f32 b3 h2 p4 g1 n8 +softplus +varlen tokens=1 rows=1,0,1 seed=3";
 
 TEST(Invariance, PackingCatchesARowThatDependsOnItsBatch) {
   const ssd::CaseJudgement j = check_in_process("mutant-shape_dependent_sum", kTwoRows);
@@ -25,6 +28,29 @@ TEST(Invariance, PackingCatchesARowThatDependsOnItsBatch) {
   EXPECT_NE(j.message.find("packing invariance: row 1 called alone"), std::string::npos) << j.message;
   EXPECT_LT(j.max_r(), 1.0);  // inside every bound: the values alone would pass
   EXPECT_TRUE(ssd::is_failure(j.verdict));
+}
+
+TEST(Invariance, PackingCatchesAVarlenRowThatDependsOnItsBatch) {
+  const ssd::CaseJudgement j = check_in_process("mutant-shape_dependent_sum", kVarlenRows);
+  EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
+  EXPECT_NE(j.message.find("packing invariance: row 0 called alone"), std::string::npos) << j.message;
+  EXPECT_LT(j.max_r(), 1.0);
+}
+
+TEST(Invariance, AVarlenRowAloneIsItsStretchOfThePackedTokens) {
+  // rows=2,0,3 with tokens=3: row 1 is empty, so from 4 mod 3 = 1 on the first usable row is 2,
+  // whose 3 tokens are packed tokens 2, 3 and 4 of the 5.
+  const ssd::Problem p = ssd::parse_problem("recurrent:f32 b3 h1 p2 g1 n2 +varlen tokens=3 rows=2,0,3 seed=4");
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const std::optional<ssd::RowAlone> alone = ssd::row_alone(p, in);
+  ASSERT_TRUE(alone.has_value());
+  EXPECT_EQ(alone->row, 2);
+  EXPECT_EQ(ssd::to_string(alone->problem), "recurrent:f32 b1 h1 p2 g1 n2 +varlen tokens=3 rows=3 seed=4");
+  EXPECT_EQ(alone->inputs.at("x").shape(), (ssd::Shape{3, 1, 2}));
+  for (std::int64_t i = 0; i < 6; ++i) EXPECT_EQ(alone->inputs.at("x")[i], in.at("x")[2 * 2 + i]) << i;
+  EXPECT_EQ(alone->inputs.at("cu_seqlens").values(), (std::vector<double>{0, 3}));
+  EXPECT_EQ(alone->inputs.at("state").shape(), (ssd::Shape{1, 1, 2, 2}));  // row 2's own slot
+  EXPECT_EQ(alone->inputs.at("state")[0], in.at("state")[2 * 4]);
 }
 
 TEST(Invariance, PrefixCatchesATokenThatDependsOnLaterTokens) {
@@ -35,9 +61,12 @@ TEST(Invariance, PrefixCatchesATokenThatDependsOnLaterTokens) {
 }
 
 TEST(Invariance, HonestEmulationKeepsBoth) {
-  for (const char* problem : {kTwoRows, kTwoTokens,
+  for (const char* problem : {kTwoRows, kTwoTokens, kVarlenRows,
                               "recurrent:bf16 b4 h2 p4 g2 n8 +softplus +Dhp +sbi +dst +spec +inter slots=25 tokens=3 "
-                              "pad=0 seed=9"})
+                              "pad=0 seed=9",
+                              "recurrent:f16 b5 h2 p4 g1 n8 +dt_bias +softplus +z +sbi +dst +inter +varlen slots=11 "
+                              "tokens=3 pad=10 seed=6",
+                              "recurrent:f32 b4 h2 p4 g2 n8 +softplus +Dhp +varlen tokens=4 seed=21"})
     for (const char* library : {"emulation", "emulation-blocked"}) {
       const ssd::CaseJudgement j = check_in_process(library, problem);
       EXPECT_EQ(j.verdict, ssd::Verdict::passed) << library << ": " << ssd::describe(j);
@@ -54,8 +83,8 @@ TEST(Invariance, WhereTheRelationsApply) {
   EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem(kTwoTokens)));  // one row
   EXPECT_TRUE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoTokens)));
   EXPECT_FALSE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoRows)));  // one token
-  // A varlen call's rows are not slices along axis 0; accepted counts may point past a cut row.
-  EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
+  // A varlen call's rows are stretches of the packed tokens; accepted counts may point past a cut row.
+  EXPECT_TRUE(ssd::invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
   EXPECT_FALSE(ssd::prefix_invariance_applies(
       ssd::parse_problem("recurrent:f32 b1 h1 p1 g1 n1 +sbi +spec +accepted slots=2 tokens=2 seed=1")));
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "ssd/reference/decode_plan.h"
 #include "ssd/reference/errors.h"
 #include "ssd/fuzz/generators.h"
 #include "ssd/reference/op_spec.h"
@@ -105,6 +106,22 @@ TEST(ProblemString, RejectsMalformedStringsNamingTheToken) {
   // Slot-table keys without the slot table: no tensor would show them (state has b rows).
   expect_rejected("recurrent:f16 b7 h4 p8 g1 n64 slots=9 seed=49", "'slots=9': slots= needs +sbi");
   expect_rejected("recurrent:f16 b2 h1 p1 g1 n1 pad=0 seed=1", "'pad=0': pad= needs +sbi");
+  expect_rejected("recurrent:f16 b2 h1 p1 g1 n1 tokens=2 rows=1,2 seed=1", "'rows=1,2': rows= needs +varlen");
+  expect_rejected("recurrent:f16 b2 h1 p1 g1 n1 +varlen tokens=2 rows=1,-2 seed=1", "non-negative");
+  expect_rejected("recurrent:f16 b2 h1 p1 g1 n1 +varlen tokens=2 rows=1, seed=1", "is not an integer");
+  expect_rejected("mamba2:f32 b1 s4 h1 p1 g1 n1 q4 rows=4 seed=1", "mamba2 does not take this option");
+}
+
+TEST(ProblemString, RowsGiveAVarlenCallsRowLengths) {
+  // rows=2,0,3: cu_seqlens 0, 2, 2, 5 and x [5,H,P]; printed after tokens=, round-tripping.
+  const char* text = "recurrent:f32 b3 h1 p2 g1 n2 +varlen tokens=3 rows=2,0,3 seed=4";
+  const ssd::Problem p = ssd::parse_problem(text);
+  EXPECT_EQ(p.rows, (std::vector<std::int64_t>{2, 0, 3}));
+  EXPECT_EQ(ssd::to_string(p), text);
+  EXPECT_EQ(ssd::decode_row_lengths(p), (std::vector<std::int64_t>{2, 0, 3}));
+  const ssd::InputSet in = ssd::make_inputs(p);
+  EXPECT_EQ(in.at("cu_seqlens").values(), (std::vector<double>{0, 2, 2, 5}));
+  EXPECT_EQ(in.at("x").shape(), (ssd::Shape{5, 1, 2}));
 }
 
 TEST(ProblemString, PrintsSlotsWheneverTheStructHoldsThem) {
@@ -125,6 +142,12 @@ TEST(ProblemString, InvalidCasesSayWhy) {
   EXPECT_NE(why("mamba2:f32 b1 s5 h1 p1 g1 n1 q4 limit=1,0 seed=1").find("lo <= hi"), std::string::npos);
   EXPECT_NE(why("recurrent:f32 b4 h1 p1 g1 n1 +sbi slots=3 seed=1").find("slots"), std::string::npos);
   EXPECT_NE(why("discretize_segsum:bf16 b1 s10 q4 h1 p1 g1 n1 seed=1").find("multiple of Q"), std::string::npos);
+  EXPECT_NE(why("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 rows=1,2 seed=1").find("gives 2 row lengths, b = 3"),
+            std::string::npos);
+  EXPECT_NE(why("recurrent:f32 b2 h1 p1 g1 n1 +varlen tokens=2 rows=1,3 seed=1").find("more than tokens = 2"),
+            std::string::npos);
+  EXPECT_NE(why("recurrent:f32 b2 h1 p1 g1 n1 +varlen tokens=2 rows=0,0 seed=1").find("at least one token"),
+            std::string::npos);
   EXPECT_THROW(ssd::make_inputs(ssd::parse_problem("mamba2:f32 b1 s4 h3 p1 g2 n1 q4 seed=1")), ssd::ArgumentError);
 }
 

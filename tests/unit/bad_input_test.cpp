@@ -68,6 +68,18 @@ TEST(BadInputTensor, RowOutsideAxisZero) {
   expect_argument_error([] { (void)Tensor(DType::f32, {}).row(0); }, {"row"});
 }
 
+TEST(BadInputTensor, RowsARangeOfAxisZero) {
+  // [4,2] holding 0..7: rows 1..2 are [[2, 3], [4, 5]]; no rows is [0,2]; 3..4 does not exist.
+  const Tensor t(DType::f32, {4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Tensor r = t.rows(1, 2);
+  EXPECT_EQ(r.shape(), (Shape{2, 2}));
+  EXPECT_EQ(r.values(), (std::vector<double>{2, 3, 4, 5}));
+  EXPECT_EQ(t.rows(4, 0).shape(), (Shape{0, 2}));
+  expect_argument_error([&] { (void)t.rows(3, 2); }, {"rows"});
+  expect_argument_error([&] { (void)t.rows(-1, 1); }, {"rows"});
+  expect_argument_error([&] { (void)t.rows(0, -1); }, {"rows"});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mamba2Fwd. Valid base: Bt = 1, S = 2, H = 2, P = 1, G = 1, N = 1, Q = 2.
 

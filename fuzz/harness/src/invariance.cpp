@@ -37,26 +37,58 @@ std::int64_t first_difference(const RawTensor& a, std::int64_t first_a, const Ra
 
 }  // namespace
 
-bool invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.b > 1 && !p.varlen; }
+bool invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.b > 1; }
+
+namespace {
+
+// Where each row's tokens start in a varlen call's packed token axis (its cu_seqlens), and its length.
+struct PackedRows {
+  std::vector<std::int64_t> first, length;
+};
+PackedRows packed_rows(const Problem& p) {
+  PackedRows r;
+  r.length = decode_row_lengths(p);
+  std::int64_t at = 0;
+  for (std::int64_t n : r.length) {
+    r.first.push_back(at);
+    at += n;
+  }
+  return r;
+}
+
+}  // namespace
 
 std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs) {
   const RecurrentArgs args = bind_recurrent(p, inputs);
   const DecodePlan plan = decode_plan(args, validate(args));
+  const PackedRows packed = packed_rows(p);
+  // A row of a varlen call needs a token to be a call of its own.
+  auto usable = [&](std::int64_t b) {
+    return !plan.rows[static_cast<std::size_t>(b)].padding() && (!p.varlen || packed.length[static_cast<std::size_t>(b)] > 0);
+  };
   std::optional<std::int64_t> row;
   for (std::int64_t k = 0; k < p.b && !row; ++k) {
     const std::int64_t b = static_cast<std::int64_t>((p.seed + static_cast<std::uint64_t>(k)) % static_cast<std::uint64_t>(p.b));
-    if (!plan.rows[static_cast<std::size_t>(b)].padding()) row = b;
+    if (usable(b)) row = b;
   }
   if (!row) return std::nullopt;
+  const auto r = static_cast<std::size_t>(*row);
   RowAlone alone;
   alone.row = *row;
   alone.problem = p;
   alone.problem.b = 1;
+  if (p.varlen) alone.problem.rows = {packed.length[r]};  // its own length, written out
   for (const auto& [name, t] : inputs.all()) {
-    // Per-row roles have the row on axis 0; the state too without slot tables (row b is slot b).
-    const bool per_row = is_token_major(name) || name == "state_batch_indices" || name == "dst_state_batch_indices" ||
-                         name == "num_accepted_tokens" || (name == "state" && !p.sbi);
-    alone.inputs.put(name, per_row ? t.row(*row) : t);
+    if (p.varlen && is_token_major(name)) {
+      alone.inputs.put(name, t.rows(packed.first[r], packed.length[r]));  // its stretch of the packed tokens
+    } else if (name == "cu_seqlens") {
+      alone.inputs.put(name, Tensor(t.dtype(), {2}, {0.0, static_cast<double>(packed.length[r])}));
+    } else {
+      // Per-row roles have the row on axis 0; the state too without slot tables (row b is slot b).
+      const bool per_row = is_token_major(name) || name == "state_batch_indices" || name == "dst_state_batch_indices" ||
+                           name == "num_accepted_tokens" || (name == "state" && !p.sbi);
+      alone.inputs.put(name, per_row ? t.row(*row) : t);
+    }
   }
   return alone;
 }
@@ -75,12 +107,20 @@ std::optional<std::string> invariance_violation(const Problem& p, const InputSet
     return "packing invariance: row " + row + " called alone (b = 1, its slices of the inputs) differs from row " + row +
            " in its batch, first at " + name + " element " + std::to_string(at_batch + i) + " (flat, in the batch's " + name + ")";
   };
-  // out and intermediate_states: the row's block of axis 0.
-  for (const char* name : {"out", "intermediate_states"}) {
-    const RawTensor* a = find(batch, name);
-    if (a == nullptr) continue;
+  // out: the row's block of axis 0, in a varlen call its stretch of the packed tokens.
+  // intermediate_states [Bt,T,...]: the row's block, in a varlen call its first `length` tokens.
+  const PackedRows packed = packed_rows(p);
+  const auto r = static_cast<std::size_t>(alone.row);
+  if (const RawTensor* a = find(batch, "out")) {
+    const std::int64_t blocks = p.varlen ? a->shape[0] : p.b;  // the packed tokens, or the rows
+    const std::int64_t per_block = element_count(a->shape) / std::max<std::int64_t>(blocks, 1);
+    const std::int64_t first = p.varlen ? packed.first[r] : alone.row, count = p.varlen ? packed.length[r] : 1;
+    if (auto why = differs("out", first * per_block, 0, count * per_block)) return why;
+  }
+  if (const RawTensor* a = find(batch, "intermediate_states")) {
     const std::int64_t per_row = element_count(a->shape) / p.b;
-    if (auto why = differs(name, alone.row * per_row, 0, per_row)) return why;
+    const std::int64_t count = p.varlen ? per_row / std::max<std::int64_t>(p.tokens, 1) * packed.length[r] : per_row;
+    if (auto why = differs("intermediate_states", alone.row * per_row, 0, count)) return why;
   }
   // The state: every slot the row stores (with slot tables), or the row's own slot.
   const std::int64_t per_slot = p.h * p.p * p.n;

@@ -74,8 +74,8 @@ OpSpec recurrent() {
   s.benchmark_name = "SSDRecurrentFwd";
   s.dims = {'b', 'h', 'p', 'g', 'n'};
   s.zxbcdt = {"z", "x", "B", "C", "dt"};
-  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "dst", "spec", "accepted",
-             "nowrite", "inter", "pad", "farslots"};
+  s.flags = {"dt_bias", "softplus", "Dhp", "z", "sbi", "tie", "slots", "tokens", "varlen", "rows", "dst", "spec",
+             "accepted", "nowrite", "inter", "pad", "farslots"};
   s.primary_dtypes = {DType::f32, DType::f16, DType::bf16};
   s.fills = {"default", "bench", "dt_edge", "A_zero", "underflow", "dt_overflow"};
   s.inputs = {
@@ -128,6 +128,17 @@ OpSpec recurrent() {
     if (p.inter && p.tokens == 0) return "+inter needs tokens=";
     if (p.varlen && p.tokens == 0) return "+varlen needs tokens= (the most tokens of a row)";
     if (p.varlen && p.b > kMaxVarlenRows) return "+varlen takes at most 2^20 rows";
+    if (!p.rows.empty()) {
+      if (!p.varlen) return "rows= needs +varlen (it gives the rows' token counts)";
+      if (static_cast<std::int64_t>(p.rows.size()) != p.b)
+        return "rows= gives " + std::to_string(p.rows.size()) + " row lengths, b = " + std::to_string(p.b);
+      std::int64_t total = 0;
+      for (std::int64_t n : p.rows) {
+        if (n > p.tokens) return "a row length of " + std::to_string(n) + " is more than tokens = " + std::to_string(p.tokens);
+        total += n;
+      }
+      if (total == 0) return "rows= must give the call at least one token";
+    }
     if (p.pad != -1 && !p.sbi) return "pad= needs +sbi";
     if (p.sbi && p.slots < decode_slots_needed(p))
       return p.dst || p.spec || p.pad >= 0

@@ -43,8 +43,9 @@ DecodePlan decode_plan(const RecurrentArgs& a, const OpDims& d);
 // holds exactly the rows' tokens.
 std::vector<std::uint8_t> token_defined_mask(const DecodePlan& plan, std::int64_t per_token, bool packed);
 
-// The tokens of each row of a varlen decode problem (recurrent +varlen): 0..T, drawn from the seed
-// (0 an eighth of the time, T a quarter, else uniform in 1..T), at least one token in all.
+// The tokens of each row of a varlen decode problem (recurrent +varlen): those of rows= where the
+// problem gives them, else 0..T drawn from the seed (0 an eighth of the time, T a quarter, else
+// uniform in 1..T), at least one token in all.
 std::vector<std::int64_t> decode_row_lengths(const Problem& p);
 
 }  // namespace ssd

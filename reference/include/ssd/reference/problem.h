@@ -72,6 +72,8 @@ struct Problem {
   // each starting from its own initial state (initial_states [nseq,H,P,N] and has_initial_states
   // with +init) or zero, with each sequence's final state returned (varlen_states).
   bool varlen = false;
+  // recurrent +varlen: each row's token count (rows=3,0,2); empty: drawn from the seed.
+  std::vector<std::int64_t> rows;
   Layout layout = Layout::contiguous;
   // "+far": the batch stride of every laid-out input raised by 2^31 elements, so row 1 of each
   // starts past 2^31 (the int32 offset bug of mamba_ssm #1015) while the case stays small; the

@@ -46,6 +46,8 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
   // Index `i` of axis 0 as a tensor of one such row, shape [1, ...] (throws outside 0..dim(0)-1).
   Tensor row(std::int64_t i) const;
+  // Indices first .. first + count - 1 of axis 0, shape [count, ...] (throws past dim(0)).
+  Tensor rows(std::int64_t first, std::int64_t count) const;
 
  private:
   DType dtype_ = DType::f64;

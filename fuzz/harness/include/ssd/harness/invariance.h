@@ -16,20 +16,23 @@
 
 namespace ssd {
 
-// The check applies to decode cases (recurrent) of more than one row, except varlen calls.
+// The check applies to decode cases (recurrent) of more than one row, varlen calls included.
 bool invariance_applies(const Problem& p);
 
-// Row `row` of a case as a call of its own: the problem with b = 1 and the row's inputs.
+// Row `row` of a case as a call of its own: the problem with b = 1 and the row's inputs (in a
+// varlen call its stretch of the packed tokens, cu_seqlens {0, length} and rows= that length).
 struct RowAlone {
   Problem problem;
   InputSet inputs;
   std::int64_t row = 0;
 };
-// The first row from `seed % b` on that is not padding; nullopt when every row is padding.
+// The first row from `seed % b` on that is not padding (nor empty, in a varlen call); nullopt when
+// there is none.
 std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs);
 
 // Where the row's raw outputs alone differ from its part of the batch's: out and
-// intermediate_states of the row, and every state slot the row stores. nullopt when bit-identical.
+// intermediate_states of the row (of a varlen row, its tokens), and every state slot the row
+// stores. nullopt when bit-identical.
 std::optional<std::string> invariance_violation(const Problem& p, const InputSet& inputs, const RowAlone& alone,
                                                 const std::vector<RawTensor>& batch, const std::vector<RawTensor>& single);
 
