@@ -85,6 +85,7 @@ TEST(GoldenSet, ManifestCoversEveryOpDtypeAndOption) {
     mark(p.tie, "tie");
     mark(p.varlen, "varlen");
     mark(p.tokens > 0, "tokens");
+    mark(!p.rows.empty(), "rows");
     mark(p.dst, "dst");
     mark(p.spec, "spec");
     mark(p.accepted, "accepted");
