@@ -35,12 +35,6 @@ std::int64_t first_difference(const RawTensor& a, std::int64_t first_a, const Ra
   return -1;
 }
 
-}  // namespace
-
-bool invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.b > 1; }
-
-namespace {
-
 // Where each row's tokens start in a varlen call's packed token axis (its cu_seqlens), and its length.
 struct PackedRows {
   std::vector<std::int64_t> first, length;
@@ -57,6 +51,8 @@ PackedRows packed_rows(const Problem& p) {
 }
 
 }  // namespace
+
+bool invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.b > 1; }
 
 std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs) {
   const RecurrentArgs args = bind_recurrent(p, inputs);
