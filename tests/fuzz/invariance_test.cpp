@@ -60,6 +60,29 @@ TEST(Invariance, PrefixCatchesATokenThatDependsOnLaterTokens) {
       << j.message;
 }
 
+TEST(Invariance, PrefixCatchesAVarlenTokenThatDependsOnLaterTokens) {
+  // One varlen row of 2 tokens (k = 1 + 3 mod 1 = 1): cut to one token the flaw sums left to right.
+  const ssd::CaseJudgement j =
+      check_in_process("mutant-shape_dependent_sum", "recurrent:f32 b1 h2 p4 g1 n8 +softplus +varlen tokens=2 rows=2 seed=3");
+  EXPECT_EQ(j.verdict, ssd::Verdict::variant) << ssd::describe(j);
+  EXPECT_NE(j.message.find("prefix invariance: the call cut to its first 1 of 2 tokens"), std::string::npos) << j.message;
+}
+
+TEST(Invariance, AVarlenPrefixKeepsEachRowsFirstTokens) {
+  // rows=3,0,2 with tokens=3 and k = 1 + 5 mod 2 = 2: rows keep 2, 0 and 2 tokens, packed tokens
+  // 0, 1 (row 0) and 3, 4 (row 2, which starts at 3) of the 5; cu_seqlens 0, 2, 2, 4.
+  const ssd::Problem p = ssd::parse_problem("recurrent:f32 b3 h1 p2 g1 n2 +varlen tokens=3 rows=3,0,2 seed=5");
+  const ssd::InputSet in = ssd::make_inputs(p);
+  const ssd::TokenPrefix cut = ssd::token_prefix(p, in);
+  EXPECT_EQ(cut.tokens, 2);
+  EXPECT_EQ(ssd::to_string(cut.problem), "recurrent:f32 b3 h1 p2 g1 n2 +varlen tokens=2 rows=2,0,2 seed=5");
+  EXPECT_EQ(cut.inputs.at("cu_seqlens").values(), (std::vector<double>{0, 2, 2, 4}));
+  const ssd::Tensor& x = cut.inputs.at("x");
+  EXPECT_EQ(x.shape(), (ssd::Shape{4, 1, 2}));
+  for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(x[i], in.at("x")[i]) << i;          // tokens 0, 1
+  for (std::int64_t i = 0; i < 4; ++i) EXPECT_EQ(x[4 + i], in.at("x")[6 + i]) << i;  // tokens 3, 4
+}
+
 TEST(Invariance, HonestEmulationKeepsBoth) {
   for (const char* problem : {kTwoRows, kTwoTokens, kVarlenRows,
                               "recurrent:bf16 b4 h2 p4 g2 n8 +softplus +Dhp +sbi +dst +spec +inter slots=25 tokens=3 "
@@ -83,8 +106,10 @@ TEST(Invariance, WhereTheRelationsApply) {
   EXPECT_FALSE(ssd::invariance_applies(ssd::parse_problem(kTwoTokens)));  // one row
   EXPECT_TRUE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoTokens)));
   EXPECT_FALSE(ssd::prefix_invariance_applies(ssd::parse_problem(kTwoRows)));  // one token
-  // A varlen call's rows are stretches of the packed tokens; accepted counts may point past a cut row.
+  // A varlen call's rows are stretches of the packed tokens, cut row by row; accepted counts may
+  // point past a cut row.
   EXPECT_TRUE(ssd::invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
+  EXPECT_TRUE(ssd::prefix_invariance_applies(ssd::parse_problem("recurrent:f32 b3 h1 p1 g1 n1 +varlen tokens=2 seed=1")));
   EXPECT_FALSE(ssd::prefix_invariance_applies(
       ssd::parse_problem("recurrent:f32 b1 h1 p1 g1 n1 +sbi +spec +accepted slots=2 tokens=2 seed=1")));
 }

@@ -129,18 +129,40 @@ std::optional<std::string> invariance_violation(const Problem& p, const InputSet
   return std::nullopt;
 }
 
-bool prefix_invariance_applies(const Problem& p) {
-  return p.op == Op::recurrent && p.tokens >= 2 && !p.varlen && !p.accepted;
-}
+bool prefix_invariance_applies(const Problem& p) { return p.op == Op::recurrent && p.tokens >= 2 && !p.accepted; }
 
 TokenPrefix token_prefix(const Problem& p, const InputSet& inputs) {
   TokenPrefix cut;
   cut.tokens = 1 + static_cast<std::int64_t>(p.seed % static_cast<std::uint64_t>(p.tokens - 1));
   cut.problem = p;
   cut.problem.tokens = cut.tokens;
+  // A varlen call keeps each row's first min(length, k) tokens, packed again, with rows= those counts.
+  const PackedRows packed = packed_rows(p);
+  if (p.varlen) {
+    cut.problem.rows.clear();
+    for (std::int64_t n : packed.length) cut.problem.rows.push_back(std::min(n, cut.tokens));
+  }
+  const PackedRows kept = packed_rows(cut.problem);
   for (const auto& [name, t] : inputs.all()) {
-    const bool per_token = is_token_major(name) || ((name == "state_batch_indices" || name == "dst_state_batch_indices") && t.rank() == 2);
-    cut.inputs.put(name, per_token ? token_range(t, 0, cut.tokens) : t);
+    const bool slot_table = (name == "state_batch_indices" || name == "dst_state_batch_indices") && t.rank() == 2;
+    if (p.varlen && is_token_major(name)) {
+      const std::int64_t per_token = t.numel() / std::max<std::int64_t>(t.dim(0), 1);
+      Shape shape = t.shape();
+      shape[0] = kept.first.empty() ? 0 : kept.first.back() + kept.length.back();
+      std::vector<double> values;
+      for (std::size_t b = 0; b < kept.length.size(); ++b) {
+        const auto from = t.values().begin() + packed.first[b] * per_token;
+        values.insert(values.end(), from, from + kept.length[b] * per_token);
+      }
+      cut.inputs.put(name, Tensor(t.dtype(), std::move(shape), std::move(values)));
+    } else if (p.varlen && name == "cu_seqlens") {
+      std::vector<double> ends{0.0};
+      for (std::size_t b = 0; b < kept.length.size(); ++b) ends.push_back(static_cast<double>(kept.first[b] + kept.length[b]));
+      const Shape shape{static_cast<std::int64_t>(ends.size())};  // before `ends` is moved from
+      cut.inputs.put(name, Tensor(t.dtype(), shape, std::move(ends)));
+    } else {
+      cut.inputs.put(name, is_token_major(name) || slot_table ? token_range(t, 0, cut.tokens) : t);
+    }
   }
   return cut;
 }
@@ -155,15 +177,23 @@ std::optional<std::string> prefix_violation(const Problem& p, const InputSet& in
            " tokens differs from the whole call at row " + std::to_string(b) + ", " + name + " element " +
            std::to_string(at) + " (flat, in the whole call's " + name + ")";
   };
+  // Row b's first kept tokens: in a varlen call min(length, k) of them, at its place in the packed
+  // out of each call; intermediate_states keeps its [Bt,T] grid in both layouts.
+  const PackedRows packed = packed_rows(p), kept = packed_rows(prefix.problem);
   for (const char* name : {"out", "intermediate_states"}) {
     const RawTensor* a = find(whole, name);
     const RawTensor* c = find(cut, name);
     if (a == nullptr || c == nullptr) continue;
-    const std::int64_t per_token = element_count(a->shape) / (p.b * T);
+    const bool packed_axis = p.varlen && std::string(name) == "out";
+    const std::int64_t per_token = element_count(a->shape) / (packed_axis ? std::max<std::int64_t>(a->shape[0], 1) : p.b * T);
     for (std::int64_t b = 0; b < p.b; ++b) {
-      if (plan.rows[static_cast<std::size_t>(b)].padding()) continue;  // its outputs are don't care
-      const std::int64_t i = first_difference(*a, b * T * per_token, *c, b * k * per_token, k * per_token);
-      if (i >= 0) return message(name, b, b * T * per_token + i);
+      const auto r = static_cast<std::size_t>(b);
+      if (plan.rows[r].padding()) continue;  // its outputs are don't care
+      const std::int64_t count = (p.varlen ? kept.length[r] : k) * per_token;
+      const std::int64_t at_whole = (packed_axis ? packed.first[r] : b * T) * per_token;
+      const std::int64_t at_cut = (packed_axis ? kept.first[r] : b * k) * per_token;
+      const std::int64_t i = first_difference(*a, at_whole, *c, at_cut, count);
+      if (i >= 0) return message(name, b, at_whole + i);
     }
   }
   // Slots stored after one of the first k tokens ([Bt,T] tables); with [Bt] tables the state is
@@ -173,7 +203,7 @@ std::optional<std::string> prefix_violation(const Problem& p, const InputSet& in
   if (!p.spec || a == nullptr || c == nullptr) return std::nullopt;
   const std::int64_t per_slot = p.h * p.p * p.n;
   for (std::int64_t b = 0; b < p.b; ++b)
-    for (std::int64_t t = 0; t < k; ++t)
+    for (std::int64_t t = 0; t < (p.varlen ? kept.length[static_cast<std::size_t>(b)] : k); ++t)
       if (const std::int64_t w = plan.rows[static_cast<std::size_t>(b)].writes[static_cast<std::size_t>(t)]; w >= 0) {
         const std::int64_t i = first_difference(*a, w * per_slot, *c, w * per_slot, per_slot);
         if (i >= 0) return message("state", b, w * per_slot + i);

@@ -36,12 +36,13 @@ std::optional<RowAlone> row_alone(const Problem& p, const InputSet& inputs);
 std::optional<std::string> invariance_violation(const Problem& p, const InputSet& inputs, const RowAlone& alone,
                                                 const std::vector<RawTensor>& batch, const std::vector<RawTensor>& single);
 
-// Prefix invariance: multi-token decode cases (tokens= T >= 2, not varlen, without
+// Prefix invariance: multi-token decode cases (tokens= T >= 2, varlen included, without
 // num_accepted_tokens, which may point past a shorter row).
 bool prefix_invariance_applies(const Problem& p);
 
 // The case cut to its first k tokens (k = 1 + seed mod (T - 1)): tokens= k, the token axis of x, dt,
-// z, B, C and of [Bt,T] slot tables cut to k.
+// z, B, C and of [Bt,T] slot tables cut to k; in a varlen call each row's first min(length, k)
+// tokens packed again, cu_seqlens and rows= those counts.
 struct TokenPrefix {
   Problem problem;
   InputSet inputs;
