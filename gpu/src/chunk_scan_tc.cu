@@ -80,28 +80,19 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
 
   // Group 0: the C rows of the block and the entering states: 16-bit ones (Mamba2Fwd stores them in
   // C's dtype) straight into their tile, f32 ones staged in the stage buffers and rounded below.
-  float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);
-  for (int e = tid; e < kBM * (nk / 8); e += kBlockThreads) {
-    const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-    const bool in = col < N && i0 + r < valid;
-    cp_async16(sC + r * kLdN + col, in ? C + (c_row0 + (i0 + r) * G) * N + col : C, in);
-  }
+  // Sizes within the block's tiles: at most 256, so 32-bit.
+  const int n_in = static_cast<int>(N), rows_i = static_cast<int>(min(valid - i0, int64_t{kBM}));
+  const int rows_p = static_cast<int>(min(P - p0, int64_t{kBN}));
+  float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);  // [kBN][kMaxN] f32
+  copy_tile_async<kBM, kMaxN, kBlockThreads>(sC, kLdN, C + (c_row0 + i0 * G) * N, G * N, rows_i, n_in, C);
   const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
-  const int64_t prev_base = ((b * p.chunks + c) * H + h) * P;
+  const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
   if (prev_f32) {
     const float* prev = static_cast<const float*>(p.states.p);
-    for (int e = tid; e < kBN * (nk / 4); e += kBlockThreads) {
-      const int r = e / (nk / 4), col = (e % (nk / 4)) * 4;
-      const bool in = col < N && p0 + r < P;
-      cp_async16(stage_prev + r * nk + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
-    }
+    copy_tile_async<kBN, kMaxN, kBlockThreads>(stage_prev, kMaxN, prev + prev_row0 * N, N, rows_p, n_in, prev);
   } else {
     const T* prev = static_cast<const T*>(p.states.p);
-    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
-      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-      const bool in = col < N && p0 + r < P;
-      cp_async16(sPrev + r * kLdN + col, in ? prev + (prev_base + p0 + r) * N + col : prev, in);
-    }
+    copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in, prev);
   }
   cp_async_commit();
 
@@ -132,11 +123,14 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   cp_async_wait<0>();
   __syncthreads();
   if (prev_f32) {
-    for (int e = tid; e < kBN * (nk / 8); e += kBlockThreads) {
-      const int r = e / (nk / 8), col = (e % (nk / 8)) * 8;
-      float v[8];
+    constexpr int kVecs = kMaxN / 8, kRowStep = kBlockThreads / kVecs;
+    const int col = (tid % kVecs) * 8;
 #pragma unroll
-      for (int q = 0; q < 8; ++q) v[q] = stage_prev[r * nk + col + q];
+    for (int r = tid / kVecs; r < kBN; r += kRowStep) {
+      float v[8];
+      const float4 lo = *reinterpret_cast<const float4*>(stage_prev + r * kMaxN + col);
+      const float4 hi = *reinterpret_cast<const float4*>(stage_prev + r * kMaxN + col + 4);
+      v[0] = lo.x, v[1] = lo.y, v[2] = lo.z, v[3] = lo.w, v[4] = hi.x, v[5] = hi.y, v[6] = hi.z, v[7] = hi.w;
       *reinterpret_cast<uint4*>(sPrev + r * kLdN + col) = pack8<T>(v);  // rounded to C's dtype
     }
     __syncthreads();  // the staging area is free for the causal steps
@@ -144,31 +138,23 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
 
   // Causal steps: stage j % 2 holds x [k][p] and cb [i][k] of tokens k0 = j * kBK ... k0 + kBK - 1.
   const int steps = static_cast<int>(ceil_div(k_end, kBK));
+  const int n_valid = static_cast<int>(valid), k_end_in = static_cast<int>(k_end);
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   auto issue = [&](int j) {
     T* const sX = base + L::stage(j);
     T* const sOp = sX + L::kXSize;
-    const int64_t k0 = static_cast<int64_t>(j) * kBK;
-    for (int e = tid; e < kBK * (kBN / 8); e += kBlockThreads) {
-      const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
-      const bool in = k0 + r < valid && p0 + col < P;
-      cp_async16(sX + r * kLdK + col, in ? x + ((b * S + t0 + k0 + r) * H + h) * P + p0 + col : x, in);
-    }
+    const int k0 = j * kBK;
+    // Rows k past the valid length are zeros; a cb vector that starts before k_end is copied
+    // whole (it ends inside the row: Q is a multiple of 8), the coefficient loop masks the rest.
+    copy_tile_async<kBK, kBN, kBlockThreads>(sX, kLdK, x + ((b * S + t0 + k0) * H + h) * P + p0, H * P,
+                                             n_valid - k0, static_cast<int>(P - p0), x);
     if constexpr (kCbF32) {
       const float* cb = static_cast<const float*>(p.cb.p);
-      float* const sCb = reinterpret_cast<float*>(sOp);
-      for (int e = tid; e < kBM * (kBK / 4); e += kBlockThreads) {
-        const int r = e / (kBK / 4), col = (e % (kBK / 4)) * 4;
-        const bool in = i0 + r < valid && k0 + col < k_end;  // k_end <= Q, a multiple of 8
-        cp_async16(sCb + r * kLdKf + col, in ? cb + (cb_base + i0 + r) * Q + k0 + col : cb, in);
-      }
+      copy_tile_async<kBM, kBK, kBlockThreads>(reinterpret_cast<float*>(sOp), kLdKf, cb + (cb_base + i0) * Q + k0, Q,
+                                               rows_i, k_end_in - k0, cb);
     } else {
       const T* cb = static_cast<const T*>(p.cb.p);
-      for (int e = tid; e < kBM * (kBK / 8); e += kBlockThreads) {
-        const int r = e / (kBK / 8), col = (e % (kBK / 8)) * 8;
-        const bool in = i0 + r < valid && k0 + col < k_end;  // k_end <= Q, a multiple of 8
-        cp_async16(sOp + r * kLdK + col, in ? cb + (cb_base + i0 + r) * Q + k0 + col : cb, in);
-      }
+      copy_tile_async<kBM, kBK, kBlockThreads>(sOp, kLdK, cb + (cb_base + i0) * Q + k0, Q, rows_i, k_end_in - k0, cb);
     }
     cp_async_commit();
   };
@@ -190,7 +176,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
 
   const int row_lo = wm + gid, row_hi = row_lo + 8;  // rows of this thread within the block
   // Token indices within the chunk (< Q <= 256) in 32-bit arithmetic, which keeps registers free.
-  const int i_lo = static_cast<int>(i0) + row_lo, i_hi = static_cast<int>(i0) + row_hi, n_valid = static_cast<int>(valid);
+  const int i_lo = static_cast<int>(i0) + row_lo, i_hi = static_cast<int>(i0) + row_hi;
   const float dA_lo = i_lo < n_valid ? sDA[i_lo] : 0.0f, dA_hi = i_hi < n_valid ? sDA[i_hi] : 0.0f;
   if constexpr (kCbF32) __syncthreads();  // every warp is done with C and prev: stage 1 replaces them
   for (int j = 0; j < steps; ++j) {
@@ -203,35 +189,39 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     __syncthreads();
     const T* sX = base + L::stage(j);
     const T* sOp = sX + L::kXSize;
-    const int64_t k0 = static_cast<int64_t>(j) * kBK;
+    const int k0 = j * kBK;
     // 16-wide k blocks past the warp's last row hold only zero coefficients.
-    const int64_t blocks = (i0 + wm + 15 - k0) / 16 + 1;
-    const int kblocks = blocks < kBK / 16 ? static_cast<int>(blocks) : kBK / 16;
+    const int blocks = (static_cast<int>(i0) + wm + 15 - k0) / 16 + 1;
+    const int kblocks = blocks < kBK / 16 ? blocks : kBK / 16;
     if (k0 <= i0 + wm + 15) {
       // Per 16 tokens k: cb of the warp's 16 rows in the accumulator layout ([nt][0,1] row_lo,
       // columns nt*8 + 2*tig + {0,1}; [nt][2,3] row_hi), then the coefficients, rounded to x's
       // dtype, as the A fragment of one 16-deep step.
+      // This thread's operands of the step's first k block; each block advances them by 16 k.
+      const float* dA_k = sDA + k0 + 2 * tig;
+      const float* dt_k = sDt + k0 + 2 * tig;
+      const T* x_rows = WarpTile<T, 16, kBN>::lane_rows_kn(sX, kLdK, 0, 0);
+      const float* cb_f32 = reinterpret_cast<const float*>(sOp) + row_lo * kLdKf + 2 * tig;
+      const T* cb_16 = sOp + row_lo * kLdK + 2 * tig;
+      const int first_i = static_cast<int>(i0) + wm;
 #pragma unroll 1
-      for (int kb = 0; kb < kBK / 16; ++kb) {
-        if (kb >= kblocks) break;  // warp-uniform
+      for (int kb = 0; kb < kblocks; ++kb) {
         // Masks are needed only where the 16 x 16 block reaches the diagonal or the tail rows.
-        const int first_k = static_cast<int>(k0) + kb * 16, first_i = static_cast<int>(i0) + wm;
+        const int first_k = k0 + kb * 16;
         const bool masked = first_k + 15 > first_i || first_i + 15 >= n_valid;
         uint32_t a[4];
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
           const int k = first_k + nt * 8 + 2 * tig;  // tokens k, k + 1 of this thread
-          const float2 dAk = *reinterpret_cast<const float2*>(sDA + k);
-          const float2 dtk = *reinterpret_cast<const float2*>(sDt + k);
-          const int col = kb * 16 + nt * 8 + 2 * tig;
+          const float2 dAk = *reinterpret_cast<const float2*>(dA_k + nt * 8);
+          const float2 dtk = *reinterpret_cast<const float2*>(dt_k + nt * 8);
           float2 lo, hi;
           if constexpr (kCbF32) {
-            const float* sCb = reinterpret_cast<const float*>(sOp);
-            lo = *reinterpret_cast<const float2*>(sCb + row_lo * kLdKf + col);
-            hi = *reinterpret_cast<const float2*>(sCb + row_hi * kLdKf + col);
+            lo = *reinterpret_cast<const float2*>(cb_f32 + nt * 8);
+            hi = *reinterpret_cast<const float2*>(cb_f32 + 8 * kLdKf + nt * 8);
           } else {
-            lo = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_lo * kLdK + col));
-            hi = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(sOp + row_hi * kLdK + col));
+            lo = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(cb_16 + nt * 8));
+            hi = Half16<T>::unpack2(*reinterpret_cast<const uint32_t*>(cb_16 + 8 * kLdK + nt * 8));
           }
           float coef[4];
           coef[0] = lo.x * within_chunk_decay_exp2(dA_lo, dAk.x) * dtk.x;
@@ -248,7 +238,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
           a[nt * 2] = Half16<T>::pack2(coef[0], coef[1]);  // rounded to x's dtype
           a[nt * 2 + 1] = Half16<T>::pack2(coef[2], coef[3]);
         }
-        acc.template step_a_regs<false>(a, sX, kLdK, 0, kb * 16);
+        acc.step_a_regs_at(a, x_rows);
+        dA_k += 16, dt_k += 16, cb_f32 += 16, cb_16 += 16, x_rows += 16 * kLdK;
       }
     }
     __syncthreads();  // the stage is free for step j + 2
@@ -270,12 +261,22 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   __syncthreads();
   T* const out = static_cast<T*>(p.out.p);
   T* const out_x = static_cast<T*>(p.out_x.p);
+  // Thread t finishes the 8 p from out_col of rows out_row + i * kOutRowStep.
+  constexpr int kOutVecs = kBN / 8, kOutRowStep = kBlockThreads / kOutVecs;
+  const int out_col = (tid % kOutVecs) * 8, out_row = tid / kOutVecs;
+  if (p0 + out_col >= P) return;  // P is a multiple of 8: all 8 or none
+  float d_skip[8] = {};           // D of these 8 p (one value per head without hdim)
+  if (p.D.p != nullptr) {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) d_skip[q] = load(p.D, p.d_has_hdim ? h * P + p0 + out_col + q : h);
+  }
+  const int64_t out_at = ((b * S + t0 + i0 + out_row) * H + h) * P + p0 + out_col;
+  const int64_t out_step = kOutRowStep * H * P;
 #pragma unroll 1
-  for (int e = tid; e < kBM * (kBN / 8); e += kBlockThreads) {
-    const int r = e / (kBN / 8), col = (e % (kBN / 8)) * 8;
-    const int64_t i = i0 + r, pp = p0 + col;
-    if (i >= valid || pp >= P) continue;  // P is a multiple of 8: all 8 or none
-    const int64_t at = ((b * S + t0 + i) * H + h) * P + pp;
+  for (int r = out_row, pass = 0; r < kBM; r += kOutRowStep, ++pass) {
+    if (r >= rows_i) break;
+    const int col = out_col;
+    const int64_t at = out_at + pass * out_step;
     float y[8];
     const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col);
     const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + col + 4);
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       Vec8<T> xv;
       xv.raw = *reinterpret_cast<const uint4*>(x + at);
 #pragma unroll
-      for (int q = 0; q < 8; ++q) y[q] += load(p.D, p.d_has_hdim ? h * P + pp + q : h) * Half16<T>::to(xv.h[q]);
+      for (int q = 0; q < 8; ++q) y[q] += d_skip[q] * Half16<T>::to(xv.h[q]);
     }
     if (p.z.p != nullptr) {
       if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);

@@ -117,6 +117,34 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
+// A block of kThreads threads copies a kRows x kCols tile of E from global memory (row stride
+// ld_src elements, from `src`) into shared memory (row stride ld_dst, from `dst`), 16 bytes per
+// cp.async. Thread t owns the vector at column (t % V) * (16 / sizeof(E)) of rows t / V + i *
+// (kThreads / V), V the vectors per row: a fixed trip count and addresses that advance by constant
+// strides, so a copy costs a few instructions instead of a division and a 64-bit product per
+// vector. Rows at or past rows_in, and vectors whose first column is at or past cols_in, are
+// zero-filled (cp.async reads nothing for them; `fallback` is a valid address to name instead).
+template <int kRows, int kCols, int kThreads, class E>
+__device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src, int64_t ld_src, int rows_in,
+                                                int cols_in, const E* fallback) {
+  constexpr int kVec = 16 / static_cast<int>(sizeof(E)), kVecsPerRow = kCols / kVec;
+  static_assert(kCols % kVec == 0 && kThreads % kVecsPerRow == 0, "whole vectors, whole rows per pass");
+  constexpr int kRowStep = kThreads / kVecsPerRow, kPasses = (kRows + kRowStep - 1) / kRowStep;
+  const int tid = static_cast<int>(threadIdx.x);
+  const int row = tid / kVecsPerRow, col = (tid % kVecsPerRow) * kVec;
+  const bool col_in = col < cols_in;
+  const E* from = src + row * ld_src + col;
+  const int64_t from_step = kRowStep * ld_src;
+  E* const to = dst + row * ld_dst + col;
+#pragma unroll
+  for (int i = 0; i < kPasses; ++i) {
+    const int r = row + i * kRowStep;
+    if (kRows % kRowStep != 0 && r >= kRows) break;
+    const bool in = col_in && r < rows_in;
+    cp_async16(to + i * kRowStep * ld_dst, in ? from + i * from_step : fallback, in);
+  }
+}
+
 // ---- ldmatrix and mma.sync -----------------------------------------------------------------------
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* smem) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -237,6 +265,27 @@ struct WarpTile {
       for (int mt = 0; mt < kMT; ++mt)
 #pragma unroll
         for (int nt = 0; nt < kNT; ++nt) mma16816<T>(acc[mt][nt], a[mt], b[nt]);
+    }
+  }
+
+  // Where this lane's ldmatrix.trans rows start for B stored [k][n] (ld ldb): the tile's 16-deep
+  // step at row k and columns from n0 reads from here (step_a_regs_at).
+  __device__ static __forceinline__ const T* lane_rows_kn(const T* sB, int ldb, int k, int n0) {
+    const int lane = static_cast<int>(threadIdx.x) & 31, idx = lane >> 3, r = lane & 7;
+    return sB + (k + r + (idx & 1) * 8) * ldb + n0 + (idx >> 1) * 8;
+  }
+
+  // step_a_regs for B stored [k][n] from the lane's row address (lane_rows_kn), so a loop over k
+  // advances one pointer instead of recomputing the lane's offsets.
+  __device__ __forceinline__ void step_a_regs_at(const uint32_t a[4], const T* lane_rows) {
+    static_assert(kMT == 1, "register A fragments cover 16 rows");
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      uint32_t q[4];
+      ldsm_x4_trans(q, lane_rows + np * 16);
+      const uint32_t b0[2] = {q[0], q[1]}, b1[2] = {q[2], q[3]};
+      mma16816<T>(acc[0][2 * np], a, b0);
+      mma16816<T>(acc[0][2 * np + 1], a, b1);
     }
   }
 
