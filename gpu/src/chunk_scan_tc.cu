@@ -178,15 +178,12 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   // Token indices within the chunk (< Q <= 256) in 32-bit arithmetic, which keeps registers free.
   const int i_lo = static_cast<int>(i0) + row_lo, i_hi = static_cast<int>(i0) + row_hi;
   const float dA_lo = i_lo < n_valid ? sDA[i_lo] : 0.0f, dA_hi = i_hi < n_valid ? sDA[i_hi] : 0.0f;
-  if constexpr (kCbF32) __syncthreads();  // every warp is done with C and prev: stage 1 replaces them
+  // One barrier per step: after it, step j's tiles are visible and every warp is done with step
+  // j - 1, whose stage (and, with the f32 cb, before step 1 the C and prev tiles) step j + 1 refills.
   for (int j = 0; j < steps; ++j) {
-    if (j + 1 < steps) {
-      issue(j + 1);
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
+    cp_async_wait<0>();
     __syncthreads();
+    if (j + 1 < steps) issue(j + 1);
     const T* sX = base + L::stage(j);
     const T* sOp = sX + L::kXSize;
     const int k0 = j * kBK;
@@ -242,7 +239,6 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
         dA_k += 16, dt_k += 16, cb_f32 += 16, cb_16 += 16, x_rows += 16 * kLdK;
       }
     }
-    __syncthreads();  // the stage is free for step j + 2
   }
 
   // Epilogue through shared memory (the stages are free): the accumulators go to an fp32 tile,
