@@ -1,6 +1,5 @@
-// What every op file includes: the device helpers, the host-side glue and parameter blocks of the
-// launchers (host.h, params.h), the block size, the fast paths the launchers offer a call, and the
-// ABI entry points.
+// What every kernel file includes: the device helpers, the host-side glue and parameter blocks of
+// the launchers (host.h, params.h), the block size, and the fast paths the launchers offer a call.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -32,15 +31,5 @@ bool launch_recurrent_fast(const ssd_recurrent_args& a, cudaStream_t stream);
 bool launch_chunk_cumsum_fast(const char* op, const CumsumParams& p, cudaStream_t stream);
 bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream);
 #endif
-
-// ---- ABI entry points (table.cu collects them) -------------------------------------------------
-ssd_status mamba2(const ssd_mamba2_args* args);
-ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* args);
-ssd_status chunk_coupling(const ssd_chunk_coupling_args* args);
-ssd_status chunk_state(const ssd_chunk_state_args* args);
-ssd_status state_passing(const ssd_state_passing_args* args);
-ssd_status chunk_scan(const ssd_chunk_scan_args* args);
-ssd_status recurrent(const ssd_recurrent_args* args);
-ssd_status discretize_segsum(const ssd_discretize_segsum_args* args);
 
 }  // namespace ssd_gpu

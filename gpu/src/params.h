@@ -1,11 +1,12 @@
-// The parameter blocks of the stage kernels and their launchers (one per op; `op` names the caller
-// in error messages, since Mamba2Fwd chains the stage launchers). Plain C++, so host files can
-// include it; the kernels get it through common.cuh.
+// The parameter blocks of the stage kernels and the launchers the ABI entry points call (one per
+// op; `op` names the caller in error messages, since Mamba2Fwd chains the stage launchers). Plain
+// C++: the entry points in api/ include it; the kernels get it through common.cuh.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 
+#include "ssd/kernel_abi.h"
 #include "tensor_view.h"
 
 namespace ssd_gpu {
@@ -24,6 +25,8 @@ struct Dims {
   int64_t chunk;    // Q: tokens per chunk
   int64_t chunks;   // NC = ceil(S / Q)
 };
+
+// ---- Stage kernels ------------------------------------------------------------------------------
 
 // dt' and the within-chunk inclusive cumsum of A*dt', both f32 [Bt,H,NC,Q]. No P, G, N (0).
 struct CumsumParams : Dims {
@@ -76,5 +79,16 @@ struct ChunkScanParams : Dims {
   Out out, out_x;  // out_x.p may be null
 };
 void launch_chunk_scan(const char* op, const ChunkScanParams& p, cudaStream_t stream);
+
+// ---- Ops whose fast path reads the checked ABI arguments ----------------------------------------
+// launch_recurrent_fast and launch_discretize_segsum_fast take the argument struct itself, so these
+// launchers do too, with the sizes the entry point read from it; they try the fast path first and
+// pack the general kernel's parameters (kept in the .cu) only where it declines.
+
+// SSDRecurrentFwd, one decode step: dims.batch = Bt rows, no S, Q, NC (0); slot_count = Bs, the
+// rows of the state.
+void launch_recurrent(const ssd_recurrent_args& a, const Dims& dims, int64_t slot_count, cudaStream_t stream);
+// MambaDiscretizeSegsum on inputs already in chunks ([b,c,Q,...]): no S, P (0).
+void launch_discretize_segsum(const ssd_discretize_segsum_args& a, const Dims& dims, cudaStream_t stream);
 
 }  // namespace ssd_gpu

@@ -1,6 +1,7 @@
 // The exported kernel table (SSD_KERNEL_TABLE_SYMBOL): the eight ops, the thread's last error, and
 // plain CUDA device-memory functions for the caller's buffers.
-#include "common.cuh"
+#include "api/entry_points.h"
+#include "checks.h"
 
 namespace ssd_gpu {
 namespace {

@@ -5,7 +5,17 @@
 //   f32 final states) -> chunk_coupling (f32 CB, seq-masked) -> chunk_scan (out in x's dtype).
 // With f16/bf16 x, B and C both run on tensor cores: CB once per (chunk, group), in f32, which
 // every head of the group then reads from L2 (chunk_scan_tc.cu).
-#include "common.cuh"
+// Host code only: the argument checks, the temporaries and the parameter blocks of the stage
+// launchers (params.h), whose kernels live in the stage files.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "api/entry_points.h"
+#include "host.h"
+#include "params.h"
 
 namespace ssd_gpu {
 namespace {
