@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "checks.h"
 #include "ssd/kernel_abi.h"
 #include "tensor_view.h"
 
@@ -25,6 +26,19 @@ struct Dims {
   int64_t chunk;    // Q: tokens per chunk
   int64_t chunks;   // NC = ceil(S / Q)
 };
+
+// The sizes of a token-major call (x [Bt,S,H,P], B-like [Bt,S,G,N]) cut into chunks of `chunk` > 0
+// tokens.
+inline void fill_dims(Dims& p, const TokenDims& d, int64_t chunk) {
+  p.batch = d.batch;
+  p.seqlen = d.seqlen;
+  p.heads = d.heads;
+  p.headdim = d.headdim;
+  p.groups = d.groups;
+  p.dstate = d.dstate;
+  p.chunk = chunk;
+  p.chunks = ceil_div(d.seqlen, chunk);
+}
 
 // ---- Stage kernels ------------------------------------------------------------------------------
 

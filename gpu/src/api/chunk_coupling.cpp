@@ -30,12 +30,7 @@ ssd_status chunk_coupling(const ssd_chunk_coupling_args* args) {
     p.B = in(a.B);
     p.seq_idx = ids(a.seq_idx);
     p.CB = out(a.CB);
-    p.batch = Bt;
-    p.seqlen = S;
-    p.groups = G;
-    p.dstate = N;
-    p.chunk = Q;
-    p.chunks = NC;
+    fill_dims(p, TokenDims{Bt, S, 0, 0, G, N}, Q);  // C, B [Bt,S,G,N]: no H, P
     p.causal = a.causal != 0;
     // Upstream's dot dtype: bf16 if either operand is bf16, else f16 if either is f16, else f32.
     const bool any_bf16 = a.C.dtype == SSD_DTYPE_BF16 || a.B.dtype == SSD_DTYPE_BF16;

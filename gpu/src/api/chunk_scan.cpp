@@ -56,14 +56,7 @@ ssd_status chunk_scan(const ssd_chunk_scan_args* args) {
     p.seq_idx = ids(a.seq_idx);
     p.out = out(a.out);
     p.out_x = out(a.out_x);
-    p.batch = d.batch;
-    p.seqlen = d.seqlen;
-    p.heads = d.heads;
-    p.headdim = d.headdim;
-    p.groups = d.groups;
-    p.dstate = d.dstate;
-    p.chunk = Q;
-    p.chunks = NC;
+    fill_dims(p, d, Q);
     launch_chunk_scan("chunk_scan", p, stream_of(a.stream));
   });
 }

@@ -39,14 +39,7 @@ ssd_status chunk_state(const ssd_chunk_state_args* args) {
     p.dA = in(a.dA_cumsum);
     p.seq_idx = ids(a.seq_idx);
     p.states = out(a.states);
-    p.batch = d.batch;
-    p.seqlen = d.seqlen;
-    p.heads = d.heads;
-    p.headdim = d.headdim;
-    p.groups = d.groups;
-    p.dstate = d.dstate;
-    p.chunk = Q;
-    p.chunks = NC;
+    fill_dims(p, d, Q);
     launch_chunk_state("chunk_state", p, stream_of(a.stream));
   });
 }

@@ -46,13 +46,15 @@ ssd_status state_passing(const ssd_state_passing_args* args) {
     p.dA_offset = 0;
     p.initial = in(a.initial_states);
     p.seq_idx = ids(a.seq_idx);
-    p.seqlen = S;
-    p.chunk = a.chunk_size;
     p.out = out(a.out);
     p.final_states = static_cast<float*>(a.final_states.data);
+    // NC is read from states and chunk_size is checked only with seq_idx (S = 0 without it), so
+    // the sizes are set one by one rather than by fill_dims.
     p.batch = Bt;
-    p.chunks = NC;
+    p.seqlen = S;
     p.heads = H;
+    p.chunk = a.chunk_size;
+    p.chunks = NC;
     p.width = D;
     launch_state_passing("state_passing", p, stream_of(a.stream));
   });
