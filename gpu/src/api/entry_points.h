@@ -1,5 +1,5 @@
 // The ABI entry points of the eight ops, one api/<op>.cpp each (argument checks, parameter
-// packing, the op's launcher); table.cu collects them into the exported table.
+// packing, the op's launcher); table.cpp collects them into the exported table.
 #pragma once
 #include "ssd/kernel_abi.h"
 
