@@ -103,44 +103,4 @@ void launch_chunk_coupling(const char* op, const CouplingParams& p, cudaStream_t
   check_launch(op, "chunk_coupling_kernel");
 }
 
-ssd_status chunk_coupling(const ssd_chunk_coupling_args* args) {
-  return guarded("chunk_coupling", args, [&] {
-    const ssd_chunk_coupling_args& a = *args;
-    const Check k{"chunk_coupling"};
-    k.float_input("C", a.C);
-    const Shape s = k.extents("C", a.C, 4, "[Bt,S,G,N]");
-    const int64_t Bt = s[0], S = s[1], G = s[2], N = s[3];
-    k.float_input("B", a.B);
-    k.shape("B", a.B, s, "[Bt,S,G,N] (the shape of C)");
-    k.positive("chunk_size", a.chunk_size);
-    const int64_t Q = a.chunk_size, NC = ceil_div(S, Q);
-    if (present(a.seq_idx)) k.seq_idx(a.seq_idx, Bt, S);
-    k.output("CB", a.CB, {Bt, NC, G, Q, Q}, "[Bt,NC,G,Q,Q]", {SSD_DTYPE_F32, SSD_DTYPE_F16, SSD_DTYPE_BF16},
-             "a floating-point dtype (f32, f16, bf16)");
-    k.contiguous("C", a.C);
-    k.contiguous("B", a.B);
-    if (present(a.seq_idx)) k.contiguous("seq_idx", a.seq_idx);
-    k.contiguous("CB", a.CB);
-
-    CouplingParams p{};
-    p.C = in(a.C);
-    p.B = in(a.B);
-    p.seq_idx = ids(a.seq_idx);
-    p.CB = out(a.CB);
-    p.batch = Bt;
-    p.seqlen = S;
-    p.groups = G;
-    p.dstate = N;
-    p.chunk = Q;
-    p.chunks = NC;
-    p.causal = a.causal != 0;
-    // Upstream's dot dtype: bf16 if either operand is bf16, else f16 if either is f16, else f32.
-    const bool any_bf16 = a.C.dtype == SSD_DTYPE_BF16 || a.B.dtype == SSD_DTYPE_BF16;
-    const bool any_f16 = a.C.dtype == SSD_DTYPE_F16 || a.B.dtype == SSD_DTYPE_F16;
-    // Operands of one dtype are already representable in it: nothing to round.
-    p.operand_dtype = a.C.dtype == a.B.dtype ? -1 : (any_bf16 ? SSD_DTYPE_BF16 : (any_f16 ? SSD_DTYPE_F16 : -1));
-    launch_chunk_coupling("chunk_coupling", p, stream_of(a.stream));
-  });
-}
-
 }  // namespace ssd_gpu

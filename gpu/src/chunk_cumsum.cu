@@ -49,43 +49,4 @@ void launch_chunk_cumsum(const char* op, const CumsumParams& p, cudaStream_t str
   check_launch(op, "chunk_cumsum_kernel");
 }
 
-ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* args) {
-  return guarded("chunk_cumsum", args, [&] {
-    const ssd_chunk_cumsum_args& a = *args;
-    const Check k{"chunk_cumsum"};
-    k.float_input("dt", a.dt);
-    const Shape s = k.extents("dt", a.dt, 3, "[Bt,S,H]");
-    const int64_t Bt = s[0], S = s[1], H = s[2];
-    k.float_input("A", a.A);
-    k.shape("A", a.A, {H}, "[H]");
-    k.positive("chunk_size", a.chunk_size);
-    const int64_t Q = a.chunk_size, NC = ceil_div(S, Q);
-    k.optional_float("dt_bias", a.dt_bias, {H}, "[H]");
-    k.dt_limit(a.dt_limit_lo, a.dt_limit_hi);
-    k.output("dA_cumsum", a.dA_cumsum, {Bt, H, NC, Q}, "[Bt,H,NC,Q]", {SSD_DTYPE_F32}, "f32");
-    k.output("dt_out", a.dt_out, {Bt, H, NC, Q}, "[Bt,H,NC,Q]", {SSD_DTYPE_F32}, "f32");
-    k.contiguous("dt", a.dt);
-    k.contiguous("A", a.A);
-    if (present(a.dt_bias)) k.contiguous("dt_bias", a.dt_bias);
-    k.contiguous("dA_cumsum", a.dA_cumsum);
-    k.contiguous("dt_out", a.dt_out);
-
-    CumsumParams p{};
-    p.dt = in(a.dt);
-    p.A = in(a.A);
-    p.dt_bias = in(a.dt_bias);
-    p.dA_cumsum = static_cast<float*>(a.dA_cumsum.data);
-    p.dt_out = static_cast<float*>(a.dt_out.data);
-    p.batch = Bt;
-    p.seqlen = S;
-    p.heads = H;
-    p.chunk = Q;
-    p.chunks = NC;
-    p.softplus = a.dt_softplus != 0;
-    p.lo = static_cast<float>(a.dt_limit_lo);
-    p.hi = static_cast<float>(a.dt_limit_hi);
-    launch_chunk_cumsum("chunk_cumsum", p, stream_of(a.stream));
-  });
-}
-
 }  // namespace ssd_gpu

@@ -15,14 +15,13 @@ constexpr int kCols = 64;  // columns j per pass
 constexpr int kStep = 32;  // reduction step over N
 constexpr int kColsPerThread = kCols / (kThreads / kRows);
 
-struct DiscretizeParams {
+struct DiscretizeParams : Dims {
   In dt, A_log, B, C;
   __nv_bfloat16* L;
   __nv_bfloat16* G;
   __nv_bfloat16* M;
   float* A_cumsum;
   float* decay;
-  int64_t batch, chunks, chunk, heads, groups, dstate;
   int64_t heads_per_pass;  // heads whose steps fit in shared memory at once
 };
 
@@ -185,81 +184,49 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_kernel(DiscretizeP
 
 }  // namespace
 
-ssd_status discretize_segsum(const ssd_discretize_segsum_args* args) {
-  return guarded("discretize_segsum", args, [&] {
-    const ssd_discretize_segsum_args& a = *args;
-    const Check k{"discretize_segsum"};
-    k.float_input("hidden_states", a.hidden_states);
-    const Shape hs = k.extents("hidden_states", a.hidden_states, 5, "[b,c,Q,h,p]");
-    const int64_t Bt = hs[0], NC = hs[1], Q = hs[2], H = hs[3];
-    k.float_input("dt", a.dt);
-    k.shape("dt", a.dt, {Bt, NC, Q, H}, "[b,c,Q,h]");
-    k.float_input("A_log", a.A_log);
-    k.shape("A_log", a.A_log, {H}, "[h]");
-    k.float_input("B", a.B);
-    const Shape bs = k.extents("B", a.B, 5, "[b,c,Q,g,n]");
-    const int64_t G = bs[3], N = bs[4];
-    k.shape("B", a.B, {Bt, NC, Q, G, N}, "[b,c,Q,g,n]");
-    k.groups_divide_heads("B", H, G);
-    k.float_input("C", a.C);
-    k.shape("C", a.C, bs, "[b,c,Q,g,n] (the shape of B)");
-    k.output("L", a.L, {Bt, H, NC, Q, Q}, "[b,h,c,Q,Q]", {SSD_DTYPE_BF16}, "bf16");
-    k.output("G", a.G, {Bt, NC, Q, Q, H}, "[b,c,Q,Q,h]", {SSD_DTYPE_BF16}, "bf16");
-    k.output("M", a.M, {Bt, NC, Q, Q, H}, "[b,c,Q,Q,h]", {SSD_DTYPE_BF16}, "bf16");
-    k.output("A_cumsum", a.A_cumsum, {Bt, H, NC, Q}, "[b,h,c,Q]", {SSD_DTYPE_F32}, "f32");
-    k.output("decay_states", a.decay_states, {Bt, H, NC, Q}, "[b,h,c,Q]", {SSD_DTYPE_F32}, "f32");
-    // hidden_states is never read, so its strides do not matter.
-    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"dt", &a.dt}, {"A_log", &a.A_log},
-                                  {"B", &a.B}, {"C", &a.C}, {"L", &a.L}, {"G", &a.G}, {"M", &a.M},
-                                  {"A_cumsum", &a.A_cumsum}, {"decay_states", &a.decay_states}})
-      k.contiguous(name, *t);
-
+void launch_discretize_segsum(const ssd_discretize_segsum_args& a, const Dims& dims, cudaStream_t stream) {
 #ifndef SSD_GPU_REFERENCE_ONLY
-    if (launch_discretize_segsum_fast(a, stream_of(a.stream))) return;
+  if (launch_discretize_segsum_fast(a, stream)) return;
 #endif
-    // As many heads per pass as fit in the default 48 KiB; a Q too long for one head opts in to more.
-    const size_t per_head = dynamic_shared(1, Q);
-    const size_t default_budget = 48 * 1024 - kStaticShared;
-    int64_t heads_per_pass = std::min<int64_t>(H, static_cast<int64_t>(default_budget / per_head));
-    if (heads_per_pass < 1) {
-      int device = 0, optin = 0;
-      cuda_check("discretize_segsum", cudaGetDevice(&device), "cudaGetDevice");
-      cuda_check("discretize_segsum", cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
-                 "cudaDeviceGetAttribute");
-      if (static_cast<size_t>(optin) < kStaticShared + per_head)
-        fail("discretize_segsum", "hidden_states",
-             "chunk size Q = " + std::to_string(Q) + " needs " + std::to_string(kStaticShared + per_head) +
-                 " bytes of shared memory per block; the device allows " + std::to_string(optin),
-             SSD_STATUS_UNSUPPORTED);
-      heads_per_pass = 1;
-    }
-    const size_t shared = dynamic_shared(heads_per_pass, Q);
-    if (shared > default_budget)
-      cuda_check("discretize_segsum",
-                 cudaFuncSetAttribute(discretize_segsum_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(shared)),
-                 "cudaFuncSetAttribute");
+  const int64_t Bt = dims.batch, NC = dims.chunks, Q = dims.chunk, H = dims.heads;
+  // As many heads per pass as fit in the default 48 KiB; a Q too long for one head opts in to more.
+  // (The one argument check made here, not in the entry point: it depends on the device's limit.)
+  const size_t per_head = dynamic_shared(1, Q);
+  const size_t default_budget = 48 * 1024 - kStaticShared;
+  int64_t heads_per_pass = std::min<int64_t>(H, static_cast<int64_t>(default_budget / per_head));
+  if (heads_per_pass < 1) {
+    int device = 0, optin = 0;
+    cuda_check("discretize_segsum", cudaGetDevice(&device), "cudaGetDevice");
+    cuda_check("discretize_segsum", cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device),
+               "cudaDeviceGetAttribute");
+    if (static_cast<size_t>(optin) < kStaticShared + per_head)
+      fail("discretize_segsum", "hidden_states",
+           "chunk size Q = " + std::to_string(Q) + " needs " + std::to_string(kStaticShared + per_head) +
+               " bytes of shared memory per block; the device allows " + std::to_string(optin),
+           SSD_STATUS_UNSUPPORTED);
+    heads_per_pass = 1;
+  }
+  const size_t shared = dynamic_shared(heads_per_pass, Q);
+  if (shared > default_budget)
+    cuda_check("discretize_segsum",
+               cudaFuncSetAttribute(discretize_segsum_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared)),
+               "cudaFuncSetAttribute");
 
-    DiscretizeParams p{};
-    p.dt = in(a.dt);
-    p.A_log = in(a.A_log);
-    p.B = in(a.B);
-    p.C = in(a.C);
-    p.L = static_cast<__nv_bfloat16*>(a.L.data);
-    p.G = static_cast<__nv_bfloat16*>(a.G.data);
-    p.M = static_cast<__nv_bfloat16*>(a.M.data);
-    p.A_cumsum = static_cast<float*>(a.A_cumsum.data);
-    p.decay = static_cast<float*>(a.decay_states.data);
-    p.batch = Bt;
-    p.chunks = NC;
-    p.chunk = Q;
-    p.heads = H;
-    p.groups = G;
-    p.dstate = N;
-    p.heads_per_pass = heads_per_pass;
-    discretize_segsum_kernel<<<grid_for(Bt * NC * ceil_div(Q, kRows)), kThreads, shared, stream_of(a.stream)>>>(p);
-    check_launch("discretize_segsum", "discretize_segsum_kernel");
-  });
+  DiscretizeParams p{};
+  p.dt = in(a.dt);
+  p.A_log = in(a.A_log);
+  p.B = in(a.B);
+  p.C = in(a.C);
+  p.L = static_cast<__nv_bfloat16*>(a.L.data);
+  p.G = static_cast<__nv_bfloat16*>(a.G.data);
+  p.M = static_cast<__nv_bfloat16*>(a.M.data);
+  p.A_cumsum = static_cast<float*>(a.A_cumsum.data);
+  p.decay = static_cast<float*>(a.decay_states.data);
+  static_cast<Dims&>(p) = dims;
+  p.heads_per_pass = heads_per_pass;
+  discretize_segsum_kernel<<<grid_for(Bt * NC * ceil_div(Q, kRows)), kThreads, shared, stream>>>(p);
+  check_launch("discretize_segsum", "discretize_segsum_kernel");
 }
 
 }  // namespace ssd_gpu

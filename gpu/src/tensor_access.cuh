@@ -8,20 +8,9 @@
 #include <cstdint>
 
 #include "ssd/kernel_abi.h"
+#include "tensor_view.h"  // In, Out, ceil_div
 
 namespace ssd_gpu {
-
-// An input tensor as a kernel sees it: base pointer and storage dtype (contiguity is checked on
-// the host, so element offsets are plain row-major int64 arithmetic). p == nullptr: absent.
-struct In {
-  const void* p;
-  int32_t dtype;
-};
-// An output tensor: base pointer and storage dtype.
-struct Out {
-  void* p;
-  int32_t dtype;
-};
 
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -109,7 +98,5 @@ __device__ __forceinline__ float warp_sum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(kFullMask, v, offset);
   return v;
 }
-
-__host__ __device__ __forceinline__ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace ssd_gpu

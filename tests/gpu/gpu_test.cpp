@@ -68,7 +68,7 @@ std::vector<ssd::Problem> golden_problems() {
   return list;
 }
 
-// The contract extensions the CUDA library answers UNSUPPORTED (gpu/src/mamba2.cu): a packed
+// The contract extensions the CUDA library answers UNSUPPORTED (gpu/src/api/mamba2.cpp): a packed
 // varlen batch and a state dtype; and the serving decode step of kernel ABI version 4 and the
 // strided input views of version 5, which the library (version 3) is never sent. Such a case must come back SKIPPED, never computed without them.
 bool declined_by_cuda(const ssd::Problem& p) {

@@ -1,6 +1,14 @@
 // The exported kernel table (SSD_KERNEL_TABLE_SYMBOL): the eight ops, the thread's last error, and
 // plain CUDA device-memory functions for the caller's buffers.
-#include "common.cuh"
+// Host code only, like the entry points it collects (api/entry_points.h).
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "api/entry_points.h"
+#include "checks.h"
 
 namespace ssd_gpu {
 namespace {

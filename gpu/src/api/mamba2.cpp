@@ -5,7 +5,17 @@
 //   f32 final states) -> chunk_coupling (f32 CB, seq-masked) -> chunk_scan (out in x's dtype).
 // With f16/bf16 x, B and C both run on tensor cores: CB once per (chunk, group), in f32, which
 // every head of the group then reads from L2 (chunk_scan_tc.cu).
-#include "common.cuh"
+// Host code only: the argument checks, the temporaries and the parameter blocks of the stage
+// launchers (params.h), whose kernels live in the stage files.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "api/entry_points.h"
+#include "host.h"
+#include "params.h"
 
 namespace ssd_gpu {
 namespace {
@@ -94,11 +104,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     cs.dt_bias = in(a.dt_bias);
     cs.dA_cumsum = dA;
     cs.dt_out = dtp;
-    cs.batch = d.batch;
-    cs.seqlen = d.seqlen;
-    cs.heads = d.heads;
-    cs.chunk = Q;
-    cs.chunks = NC;
+    fill_dims(cs, d, Q);
     cs.softplus = a.dt_softplus != 0;
     cs.lo = static_cast<float>(a.dt_limit_lo);
     cs.hi = static_cast<float>(a.dt_limit_hi);
@@ -111,14 +117,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     st.dA = In{dA, SSD_DTYPE_F32};
     st.seq_idx = seq;
     st.states = Out{states, SSD_DTYPE_F32};
-    st.batch = d.batch;
-    st.seqlen = d.seqlen;
-    st.heads = d.heads;
-    st.headdim = d.headdim;
-    st.groups = d.groups;
-    st.dstate = d.dstate;
-    st.chunk = Q;
-    st.chunks = NC;
+    fill_dims(st, d, Q);
     launch_chunk_state(op, st, stream);
 
     StatePassingParams sp{};
@@ -128,13 +127,9 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sp.dA_offset = Q - 1;
     sp.initial = in(a.initial_states);
     sp.seq_idx = seq;
-    sp.seqlen = d.seqlen;
-    sp.chunk = Q;
     sp.out = Out{prev, a.C.dtype};  // inter-chunk states stored in C's dtype
     sp.final_states = static_cast<float*>(a.final_states.data);
-    sp.batch = d.batch;
-    sp.chunks = NC;
-    sp.heads = d.heads;
+    fill_dims(sp, d, Q);
     sp.width = d.headdim * d.dstate;
     launch_state_passing(op, sp, stream);
 
@@ -150,14 +145,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sc.seq_idx = seq;
     sc.out = out(a.out);
     sc.out_x = Out{nullptr, a.x.dtype};
-    sc.batch = d.batch;
-    sc.seqlen = d.seqlen;
-    sc.heads = d.heads;
-    sc.headdim = d.headdim;
-    sc.groups = d.groups;
-    sc.dstate = d.dstate;
-    sc.chunk = Q;
-    sc.chunks = NC;
+    fill_dims(sc, d, Q);
     const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
     auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
     CouplingParams cp{};
@@ -165,12 +153,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     cp.B = in(a.B);
     cp.seq_idx = seq;
     cp.CB = Out{cb, SSD_DTYPE_F32};
-    cp.batch = d.batch;
-    cp.seqlen = d.seqlen;
-    cp.groups = d.groups;
-    cp.dstate = d.dstate;
-    cp.chunk = Q;
-    cp.chunks = NC;
+    fill_dims(cp, d, Q);
     cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
     cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products (seq-masked)
     launch_chunk_coupling(op, cp, stream);
