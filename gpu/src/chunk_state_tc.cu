@@ -36,9 +36,16 @@ static_assert(kSharedBytes <= 227 * 1024, "fits the opt-in shared memory of an s
 
 __host__ __device__ constexpr int64_t round16(int64_t v) { return (v + 15) / 16 * 16; }
 
-// Where a tile of a group's run lies: its head and first p.
+// A tile of a group's run and where it lies: its head and first p. Runs are walked one tile at a
+// time (next), so only the first tile of a run costs a division.
 struct TileAt {
+  int tile;
   int64_t h, p0;
+  __device__ void next(int64_t P) {
+    ++tile;
+    p0 += kBM;
+    if (p0 >= P) p0 = 0, ++h;
+  }
 };
 
 template <class T>
@@ -65,9 +72,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const int64_t t0 = c * Q;
   const int valid = static_cast<int>(min(static_cast<int64_t>(Q), S - t0));
   const int rows = static_cast<int>(round16(valid));  // K of the GEMM, zero rows past valid
-  const auto tile_at = [&](int tile) {
-    return TileAt{g * (H / G) + tile / p_tiles, static_cast<int64_t>(tile % p_tiles) * kBM};
-  };
+  const TileAt first_at{first, g * (H / G) + first / p_tiles, static_cast<int64_t>(first % p_tiles) * kBM};
   const auto vec_of = [&](const TileAt& t) { return ((b * H + t.h) * p.chunks + c) * Q; };  // [b,h,c,0]
   // Whether this thread's token k = tid enters the state: it is valid and of the sequence active at
   // the chunk's last valid token (none if that is padding). The same for every tile of the block.
@@ -77,30 +82,23 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     token_in = row_ids[valid - 1] >= 0 && row_ids[tid] == row_ids[valid - 1];
   }
 
-  // This thread's x copies: 16 bytes at column x_col of rows x_row + i * kXRowStep, i < kXPasses.
-  constexpr int kXRowStep = kBlockThreads / (kBM / 8), kXPasses = kMaxQ / kXRowStep;
   const T* x = static_cast<const T*>(p.x.p);
-  const int x_col = (tid % (kBM / 8)) * 8, x_row = tid / (kBM / 8);
-  const int64_t x_step = kXRowStep * H * P;
 
-  // Copies of tile `tile` into stage s: its x rows, and dA and dt where they are f32 rows of
-  // 16-byte multiples. Always one commit group, empty past the run, so the wait counts are fixed.
-  const auto issue = [&](int tile, int s) {
-    if (tile < last) {
-      const TileAt t = tile_at(tile);
-      const bool col_in = t.p0 + x_col < P;
-      const T* src = x + ((b * S + t0 + x_row) * H + t.h) * P + t.p0 + x_col;
-      T* const dst = sX(s) + x_row * kLdX + x_col;
-#pragma unroll
-      for (int i = 0; i < kXPasses; ++i) {
-        const int r = x_row + i * kXRowStep;
-        if (r < rows) cp_async16(dst + i * kXRowStep * kLdX, r < valid && col_in ? src + i * x_step : x, r < valid && col_in);
-      }
+  // Copies of the next tile to issue into stage s: its x rows (zeros past the valid tokens), and dA
+  // and dt where they are f32 rows of 16-byte multiples. Always one commit group, empty past the
+  // run, so the wait counts are fixed.
+  TileAt issued = first_at;
+  const auto issue = [&](int s) {
+    if (issued.tile < last) {
+      const TileAt& t = issued;
+      copy_tile_async<kMaxQ, kBM, kBlockThreads>(sX(s), kLdX, x + ((b * S + t0) * H + t.h) * P + t.p0, H * P, valid,
+                                                 static_cast<int>(P - t.p0), x);
       // dA by threads 0..63, dt by 64..127: Q / 4 <= 64 vectors each.
       if (vectors_by_copy && tid < 2 * (kMaxQ / 4)) {
         const int which = tid / (kMaxQ / 4), k = (tid % (kMaxQ / 4)) * 4;
         if (k < Q) cp_async16(sVec(s, which) + k, static_cast<const float*>(which == 0 ? p.dA.p : p.dt.p) + vec_of(t) + k, true);
       }
+      issued.next(P);
     }
     cp_async_commit();
   };
@@ -108,16 +106,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   // Group 0 also holds the raw B tile of the (batch, chunk, group).
   {
     const T* B = static_cast<const T*>(p.B.p);
-    const int col = (tid % (kBN / 8)) * 8;
-    const bool col_in = col < N;
-    const T* src = B + ((b * S + t0) * G + g) * N + col;
-    for (int r = tid / (kBN / 8); r < rows; r += kBlockThreads / (kBN / 8)) {
-      const bool in = r < valid && col_in;
-      cp_async16(sB + r * kLdB + col, in ? src + r * G * N : B, in);
-    }
+    copy_tile_async<kMaxQ, kBN, kBlockThreads>(sB, kLdB, B + ((b * S + t0) * G + g) * N, G * N, valid,
+                                               static_cast<int>(N), B);
   }
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) issue(first + s, s);
+  for (int s = 0; s < kStages - 1; ++s) issue(s);
 
   const int lane = tid & 31, gid = lane / 4, tig = lane % 4, wn = (warp % kGroupWarps) * kWarpN;
   const int half = warp / kGroupWarps;  // warpgroup 0 takes the first k steps, 1 the rest
@@ -126,12 +119,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   // This thread's state stores: 4 n from store_n of rows store_row + i * kStoreRowStep.
   constexpr int kStoreRowStep = kBlockThreads / (kBN / 4), kStorePasses = kBM / kStoreRowStep;
   const int store_n = (tid % (kBN / 4)) * 4, store_row = tid / (kBN / 4);
-  int s = 0;  // the stage of `tile`
-  for (int tile = first; tile < last; ++tile, s = s + 1 == kStages ? 0 : s + 1) {
+  int s = 0;  // the stage of tile t
+  for (TileAt t = first_at; t.tile < last; t.next(P), s = s + 1 == kStages ? 0 : s + 1) {
     cp_async_wait<kStages - 2>();  // this tile's group has landed (for this thread's copies)
     __syncthreads();               // ... for every thread's; and stage (s - 1) is free
-    issue(tile + kStages - 1, s == 0 ? kStages - 1 : s - 1);
-    const TileAt t = tile_at(tile);
+    issue(s == 0 ? kStages - 1 : s - 1);  // tile t + kStages - 1
 
     // w[k] = exp(min(dA[Q-1] - dA[k], 0)) dt[k] for this thread's token k = tid where it enters.
     if (tid < kMaxQ) {
