@@ -42,14 +42,26 @@ inline void fill_dims(Dims& p, const TokenDims& d, int64_t chunk) {
 
 // ---- Stage kernels ------------------------------------------------------------------------------
 
-// dt' and the within-chunk inclusive cumsum of A*dt', both f32 [Bt,H,NC,Q]. No P, G, N (0).
-struct CumsumParams : Dims {
+// dt' and the within-chunk inclusive cumsum of A*dt', both f32 [Bt,H,NC,Q]. Not a Dims: this block
+// has 120 bytes; as a Dims it had 144, and past 128 bytes nvcc reads a kernel's parameter block
+// through its address, which gave chunk_cumsum_fast_kernel 36 more branches in PTX and cost it
+// 3-10% on the H200 (docs/performance.md, 2026-12-02).
+struct CumsumParams {
   In dt, A, dt_bias;  // dt [Bt,S,H]; A, dt_bias [H] (dt_bias.p may be null)
   float* dA_cumsum;
   float* dt_out;
+  int64_t batch, seqlen, heads, chunk, chunks;  // as in Dims
   bool softplus;
   float lo, hi;
 };
+// The sizes of a cumsum over dt [batch, seqlen, heads] in chunks of `chunk` > 0 tokens.
+inline void fill_dims(CumsumParams& p, int64_t batch, int64_t seqlen, int64_t heads, int64_t chunk) {
+  p.batch = batch;
+  p.seqlen = seqlen;
+  p.heads = heads;
+  p.chunk = chunk;
+  p.chunks = ceil_div(seqlen, chunk);
+}
 void launch_chunk_cumsum(const char* op, const CumsumParams& p, cudaStream_t stream);
 
 // CB[b,c,g,i,j] = sum_n C[i,n] B[j,n], masked past the valid length and to same-sequence pairs.

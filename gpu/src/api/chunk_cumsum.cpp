@@ -33,7 +33,7 @@ ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* args) {
     p.dt_bias = in(a.dt_bias);
     p.dA_cumsum = static_cast<float*>(a.dA_cumsum.data);
     p.dt_out = static_cast<float*>(a.dt_out.data);
-    fill_dims(p, TokenDims{Bt, S, H, 0, 0, 0}, Q);  // dt [Bt,S,H]: no P, G, N
+    fill_dims(p, Bt, S, H, Q);
     p.softplus = a.dt_softplus != 0;
     p.lo = static_cast<float>(a.dt_limit_lo);
     p.hi = static_cast<float>(a.dt_limit_hi);

@@ -104,7 +104,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     cs.dt_bias = in(a.dt_bias);
     cs.dA_cumsum = dA;
     cs.dt_out = dtp;
-    fill_dims(cs, d, Q);
+    fill_dims(cs, d.batch, d.seqlen, d.heads, Q);
     cs.softplus = a.dt_softplus != 0;
     cs.lo = static_cast<float>(a.dt_limit_lo);
     cs.hi = static_cast<float>(a.dt_limit_hi);
