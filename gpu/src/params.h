@@ -54,6 +54,8 @@ struct CumsumParams {
   bool softplus;
   float lo, hi;
 };
+static_assert(sizeof(CumsumParams) <= 128, "chunk_cumsum's kernels read their parameter block directly");
+
 // The sizes of a cumsum over dt [batch, seqlen, heads] in chunks of `chunk` > 0 tokens.
 inline void fill_dims(CumsumParams& p, int64_t batch, int64_t seqlen, int64_t heads, int64_t chunk) {
   p.batch = batch;
@@ -73,6 +75,7 @@ struct CouplingParams : Dims {
   bool causal;            // skip tiles wholly above the diagonal (left unwritten)
   int32_t operand_dtype;  // dot operands rounded to this dtype first; -1: used as they are
 };
+static_assert(sizeof(CouplingParams) <= 128, "as CumsumParams: read directly, not through an address");
 void launch_chunk_coupling(const char* op, const CouplingParams& p, cudaStream_t stream);
 
 // states[b,c,h,p,n] = sum_k x[k,p] * round_x(B[k,n] * w[k]).
