@@ -8,10 +8,19 @@
 #                                         these changes touch)
 #   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
 #                                         (plain and under memcheck), a fuzz campaign
+#   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
+#                                         Nsight Compute on the first launch of the kernels matching the
+#                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
+#                                         occupancy, and the SASS source page summarized by sass_profile.py
+#                                         (which instructions the kernel executes, and where)
 # Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
-# fast_problems.txt} BUNDLE/; for the A/B, the library of the commit to compare against as
+# fast_problems.txt,sass_profile.py} BUNDLE/; for the A/B, the library of the commit to compare against as
 # BUNDLE/before/libssd-kernels-cuda.so.
+# A campaign of 10 minutes or more outlasts one call: start ssd-fuzz with setsid nohup from a copy of
+# the bundle outside it (the next call's bundle replaces these files), then collect its logs in the
+# next call. The call that starts it lasts until its limit (the runner waits for the processes it
+# started), so do everything else first and write the results before the campaign starts.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-.}
@@ -65,8 +74,22 @@ case "${1:-}" in
     echo "memcheck (problems) exit ${PIPESTATUS[0]}"
     timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
+  profile)
+    kernel=${2:?usage: fast_session.sh profile KERNEL OPS FILTER}
+    profile_ops=${3:?usage: fast_session.sh profile KERNEL OPS FILTER}
+    filter=${4:?usage: fast_session.sh profile KERNEL OPS FILTER}
+    name=profile_$(printf '%s' "$kernel" | tr -c 'A-Za-z0-9_' _)
+    # shellcheck disable=SC2086
+    timeout 200 ncu --clock-control none -k "regex:$kernel" --launch-count 1 --section SourceCounters \
+      --section WarpStateStats --section LaunchStats --section Occupancy --section SpeedOfLight -o "$out/$name" \
+      "$here/ssd-bench" --kernels "$lib" --ops $profile_ops --filter "$filter" --replays 1 >"$out/$name.log" 2>&1
+    ncu -i "$out/$name.ncu-rep" --print-details all 2>&1 |
+      grep -E "Duration|Executed Instructions  |Registers Per|Achieved Occ|Warp Cycles Per Issued|Stall (Wait|Not Sel|Barrier|Long|Short|Math)"
+    ncu -i "$out/$name.ncu-rep" --page source --csv --print-source sass >"$out/$name.csv" 2>&1
+    python3 "$here/sass_profile.py" "$out/$name.csv" | tee "$out/$name.md"
+    ;;
   *)
-    echo "usage: fast_session.sh time|tests|workloads|checks" >&2
+    echo "usage: fast_session.sh time|tests|workloads|checks|profile" >&2
     exit 2
     ;;
 esac
