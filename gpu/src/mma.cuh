@@ -120,10 +120,11 @@ __device__ __forceinline__ void cp_async_wait() {
 // A block of kThreads threads copies a kRows x kCols tile of E from global memory (row stride
 // ld_src elements, from `src`) into shared memory (row stride ld_dst, from `dst`), 16 bytes per
 // cp.async. Thread t owns the vector at column (t % V) * (16 / sizeof(E)) of rows t / V + i *
-// (kThreads / V), V the vectors per row: a fixed trip count and addresses that advance by constant
-// strides, so a copy costs a few instructions instead of a division and a 64-bit product per
-// vector. Rows at or past rows_in, and vectors whose first column is at or past cols_in, are
-// zero-filled (cp.async reads nothing for them; `fallback` is a valid address to name instead).
+// (kThreads / V), V the vectors per row: a fixed trip count and no division per vector (nvcc still
+// recomputes each pass's row address in a predicated branch, about 23 instructions per copy in
+// chunk_scan: docs/performance.md, next steps). Rows at or past rows_in, and vectors whose first
+// column is at or past cols_in, are zero-filled (cp.async reads nothing for them; `fallback` is a
+// valid address to name instead).
 template <int kRows, int kCols, int kThreads, class E>
 __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src, int64_t ld_src, int rows_in,
                                                 int cols_in, const E* fallback) {
