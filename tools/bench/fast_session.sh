@@ -8,6 +8,18 @@
 #                                         these changes touch)
 #   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
 #                                         (plain and under memcheck), a fuzz campaign
+#   bash BUNDLE/fast_session.sh verify-start
+#                                         the verification after a kernel change, part one: the candidate
+#                                         (the bundle's library) runs the GPU tests and fast_problems.txt;
+#                                         ssd-bench times it and BUNDLE/before/ (the last verified
+#                                         library); it is kept unless it fails or an op is slower
+#                                         (keep_candidate.py), else before/ is. The fuzz campaign of the
+#                                         kept library starts (SSD_FUZZ_SECONDS, default 610, two shards,
+#                                         from /tmp/ssd-campaign), then the full-size workloads of
+#                                         SSD_WORKLOAD_OPS run. The call lasts until its limit.
+#   bash BUNDLE/fast_session.sh verify-finish
+#                                         part two, the next call on the same machine: memcheck and
+#                                         racecheck on the kept library, then the campaign's end
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -15,12 +27,12 @@
 #                                         (which instructions the kernel executes, and where)
 # Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
-# fast_problems.txt,sass_profile.py} BUNDLE/; for the A/B, the library of the commit to compare against as
+# fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
 # BUNDLE/before/libssd-kernels-cuda.so.
-# A campaign of 10 minutes or more outlasts one call: start ssd-fuzz with setsid nohup from a copy of
-# the bundle outside it (the next call's bundle replaces these files), then collect its logs in the
-# next call. The call that starts it lasts until its limit (the runner waits for the processes it
-# started), so do everything else first and write the results before the campaign starts.
+# A campaign of 10 minutes or more outlasts one call (verify-start, verify-finish): it runs from a
+# copy of the bundle outside it, since the next call's bundle replaces these files. The call that
+# starts it lasts until its limit, because the runner waits for the processes it started; run that
+# phase without a pipe (a `| tail` loses the output when the call is cut).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-.}
@@ -74,6 +86,71 @@ case "${1:-}" in
     echo "memcheck (problems) exit ${PIPESTATUS[0]}"
     timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
+  verify-start)
+    prev="$here/before/libssd-kernels-cuda.so"
+    timeout 300 "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" --gtest_filter='-GpuWorkloads.*' \
+      >"$out/verify_tests.txt" 2>&1
+    tests_rc=$?
+    timeout 120 "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" >"$out/verify_problems.txt" 2>&1
+    problems_rc=$?
+    echo "candidate: GPU tests exit $tests_rc, fast_problems.txt exit $problems_rc"
+    keep=candidate
+    if [ -f "$prev" ]; then
+      for which in after before; do
+        l=$lib
+        [ $which = before ] && l=$prev
+        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
+          >"$out/verify_$which.txt" 2>&1
+      done
+      keep=$(python3 "$here/keep_candidate.py" "$out/verify_before.json" "$out/verify_after.json" 2>"$out/verify_keep.txt") ||
+        keep=before
+      cat "$out/verify_keep.txt"
+    fi
+    if [ "$tests_rc" != 0 ] || [ "$problems_rc" != 0 ]; then
+      [ -f "$prev" ] || { echo "the candidate failed and there is no before/ library: no campaign"; exit 1; }
+      keep=before
+    fi
+    kept=$lib
+    [ "$keep" = before ] && kept=$prev
+    echo "kept: $keep" | tee "$out/verify_kept.txt"
+    campaign=/tmp/ssd-campaign
+    rm -rf "$campaign" && mkdir -p "$campaign" &&
+      cp -r "$here/lib" "$here/ssd-fuzz" "$here/ssd-kernel-worker" "$campaign/" && cp "$kept" "$campaign/libssd-kernels-cuda.so"
+    for shard in 0 1; do
+      far=()
+      [ $shard = 1 ] && far=(--far 0.02)
+      (cd "$campaign" && LD_LIBRARY_PATH="$campaign/lib:$campaign" setsid nohup ./ssd-fuzz --kernels "$campaign/libssd-kernels-cuda.so" \
+        --time "${SSD_FUZZ_SECONDS:-610}" --shard $shard/2 --seed "${SSD_FUZZ_SEED:-1}" "${far[@]}" \
+        --dump "$campaign/failures$shard" >"$campaign/shard$shard.txt" 2>&1 </dev/null &)
+    done
+    date -u +%T >"$campaign/started"
+    echo "campaign started $(cat "$campaign/started")"
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout 330 "$here/ssd_gpu_tests" --library "$campaign/libssd-kernels-cuda.so" \
+      --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/verify_workloads.txt" 2>&1
+    echo "full-size workloads exit $?"
+    grep -E "^(PASSED|FAILED|SUSPECT)" "$out/verify_workloads.txt" | cut -c1-120
+    ;;
+  verify-finish)
+    campaign=/tmp/ssd-campaign
+    [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
+    kept="$campaign/libssd-kernels-cuda.so"
+    for tool in memcheck racecheck; do
+      timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$kept" \
+        --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems >"$out/verify_$tool.txt" 2>&1
+      echo "$tool exit $?"
+      tail -1 "$out/verify_$tool.txt"
+    done
+    timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$kept" \
+      --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/verify_memcheck_problems.txt" 2>&1
+    echo "memcheck (fast_problems.txt) exit $?"
+    echo "campaign started $(cat "$campaign/started"), now $(date -u +%T)"
+    while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do sleep 3; done
+    for shard in 0 1; do
+      cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"
+      grep -E "^\|" "$campaign/shard$shard.txt"
+      tail -1 "$campaign/shard$shard.txt"
+    done
+    ;;
   profile)
     kernel=${2:?usage: fast_session.sh profile KERNEL OPS FILTER}
     profile_ops=${3:?usage: fast_session.sh profile KERNEL OPS FILTER}
@@ -89,7 +166,7 @@ case "${1:-}" in
     python3 "$here/sass_profile.py" "$out/$name.csv" | tee "$out/$name.md"
     ;;
   *)
-    echo "usage: fast_session.sh time|tests|workloads|checks|profile" >&2
+    echo "usage: fast_session.sh time|tests|workloads|checks|verify-start|verify-finish|profile" >&2
     exit 2
     ;;
 esac
