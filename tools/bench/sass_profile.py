@@ -14,6 +14,7 @@ way found the copy loops that were over half of chunk_scan's work (docs/performa
 import argparse
 import collections
 import csv
+import os
 import sys
 
 # Integer and address arithmetic: what index computations compile to.
@@ -119,10 +120,15 @@ def main(argv):
     if args.runs < 1 or args.opcodes < 1:
         parser.error("argument --runs/--opcodes: must be at least 1")
     try:
-        print(report(read_rows(args.profile), args.runs, args.opcodes))
+        text = report(read_rows(args.profile), args.runs, args.opcodes)
     except ProfileError as e:
         print(f"sass_profile: {e}", file=sys.stderr)
         return 2
+    try:
+        print(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # a reader such as `head` that stops early is not an error
+        sys.stdout = open(os.devnull, "w")
     return 0
 
 
