@@ -177,4 +177,9 @@ void Check::contiguous(const char* name, const ssd_tensor& t) const {
   }
 }
 
+void Check::contiguous(std::initializer_list<std::pair<const char*, const ssd_tensor*>> tensors) const {
+  for (const auto& [name, t] : tensors)
+    if (present(*t)) contiguous(name, *t);
+}
+
 }  // namespace ssd_gpu

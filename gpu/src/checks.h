@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ssd/kernel_abi.h"
@@ -67,6 +68,8 @@ struct Check {
   bool skip_D(const ssd_tensor& D, int64_t heads, int64_t headdim) const;
   // Dense row-major strides (extent-1 axes may carry any stride); others are UNSUPPORTED.
   void contiguous(const char* name, const ssd_tensor& t) const;
+  // contiguous() for every tensor of the list that is present, in the list's order.
+  void contiguous(std::initializer_list<std::pair<const char*, const ssd_tensor*>> tensors) const;
 };
 
 }  // namespace ssd_gpu

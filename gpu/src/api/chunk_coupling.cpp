@@ -20,10 +20,7 @@ ssd_status chunk_coupling(const ssd_chunk_coupling_args* args) {
     if (present(a.seq_idx)) k.seq_idx(a.seq_idx, Bt, S);
     k.output("CB", a.CB, {Bt, NC, G, Q, Q}, "[Bt,NC,G,Q,Q]", {SSD_DTYPE_F32, SSD_DTYPE_F16, SSD_DTYPE_BF16},
              "a floating-point dtype (f32, f16, bf16)");
-    k.contiguous("C", a.C);
-    k.contiguous("B", a.B);
-    if (present(a.seq_idx)) k.contiguous("seq_idx", a.seq_idx);
-    k.contiguous("CB", a.CB);
+    k.contiguous({{"C", &a.C}, {"B", &a.B}, {"seq_idx", &a.seq_idx}, {"CB", &a.CB}});
 
     CouplingParams p{};
     p.C = in(a.C);

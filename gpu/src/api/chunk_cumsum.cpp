@@ -21,11 +21,8 @@ ssd_status chunk_cumsum(const ssd_chunk_cumsum_args* args) {
     k.dt_limit(a.dt_limit_lo, a.dt_limit_hi);
     k.output("dA_cumsum", a.dA_cumsum, {Bt, H, NC, Q}, "[Bt,H,NC,Q]", {SSD_DTYPE_F32}, "f32");
     k.output("dt_out", a.dt_out, {Bt, H, NC, Q}, "[Bt,H,NC,Q]", {SSD_DTYPE_F32}, "f32");
-    k.contiguous("dt", a.dt);
-    k.contiguous("A", a.A);
-    if (present(a.dt_bias)) k.contiguous("dt_bias", a.dt_bias);
-    k.contiguous("dA_cumsum", a.dA_cumsum);
-    k.contiguous("dt_out", a.dt_out);
+    k.contiguous({{"dt", &a.dt}, {"A", &a.A}, {"dt_bias", &a.dt_bias}, {"dA_cumsum", &a.dA_cumsum},
+                  {"dt_out", &a.dt_out}});
 
     CumsumParams p{};
     p.dt = in(a.dt);

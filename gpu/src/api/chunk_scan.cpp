@@ -1,7 +1,6 @@
 // SSDChunkScanFwd's ABI entry point: the argument checks, then the parameter block for
 // launch_chunk_scan (chunk_scan.cu).
 #include <string>
-#include <utility>
 
 #include "api/entry_points.h"
 #include "host.h"
@@ -38,10 +37,9 @@ ssd_status chunk_scan(const ssd_chunk_scan_args* args) {
     } else if (present(a.out_x)) {
       fail("chunk_scan", "out_x", "given but z is absent (out_x exists only with z; pass data = NULL)");
     }
-    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"cb", &a.cb}, {"x", &a.x}, {"dt", &a.dt},
-                                  {"dA_cumsum", &a.dA_cumsum}, {"C", &a.C}, {"states", &a.states}, {"D", &a.D},
-                                  {"z", &a.z}, {"seq_idx", &a.seq_idx}, {"out", &a.out}, {"out_x", &a.out_x}})
-      if (present(*t)) k.contiguous(name, *t);
+    k.contiguous({{"cb", &a.cb}, {"x", &a.x}, {"dt", &a.dt}, {"dA_cumsum", &a.dA_cumsum}, {"C", &a.C},
+                  {"states", &a.states}, {"D", &a.D}, {"z", &a.z}, {"seq_idx", &a.seq_idx}, {"out", &a.out},
+                  {"out_x", &a.out_x}});
 
     ChunkScanParams p{};
     p.cb = in(a.cb);

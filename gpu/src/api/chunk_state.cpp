@@ -25,12 +25,8 @@ ssd_status chunk_state(const ssd_chunk_state_args* args) {
     if (present(a.seq_idx)) k.seq_idx(a.seq_idx, d.batch, d.seqlen);
     k.output("states", a.states, {d.batch, NC, d.heads, d.headdim, d.dstate}, "[Bt,NC,H,P,N]",
              {SSD_DTYPE_F32, SSD_DTYPE_F16, SSD_DTYPE_BF16}, "a floating-point dtype (f32 by default)");
-    k.contiguous("x", a.x);
-    k.contiguous("B", a.B);
-    k.contiguous("dt", a.dt);
-    k.contiguous("dA_cumsum", a.dA_cumsum);
-    if (present(a.seq_idx)) k.contiguous("seq_idx", a.seq_idx);
-    k.contiguous("states", a.states);
+    k.contiguous({{"x", &a.x}, {"B", &a.B}, {"dt", &a.dt}, {"dA_cumsum", &a.dA_cumsum}, {"seq_idx", &a.seq_idx},
+                  {"states", &a.states}});
 
     ChunkStateParams p{};
     p.B = in(a.B);

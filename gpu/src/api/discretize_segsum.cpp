@@ -1,6 +1,5 @@
 // MambaDiscretizeSegsum's ABI entry point: the argument checks, then launch_discretize_segsum
 // (discretize_segsum.cu) on the checked arguments and the sizes read from them.
-#include <utility>
 
 #include "api/entry_points.h"
 #include "host.h"
@@ -32,10 +31,8 @@ ssd_status discretize_segsum(const ssd_discretize_segsum_args* args) {
     k.output("A_cumsum", a.A_cumsum, {Bt, H, NC, Q}, "[b,h,c,Q]", {SSD_DTYPE_F32}, "f32");
     k.output("decay_states", a.decay_states, {Bt, H, NC, Q}, "[b,h,c,Q]", {SSD_DTYPE_F32}, "f32");
     // hidden_states is never read, so its strides do not matter.
-    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"dt", &a.dt}, {"A_log", &a.A_log},
-                                  {"B", &a.B}, {"C", &a.C}, {"L", &a.L}, {"G", &a.G}, {"M", &a.M},
-                                  {"A_cumsum", &a.A_cumsum}, {"decay_states", &a.decay_states}})
-      k.contiguous(name, *t);
+    k.contiguous({{"dt", &a.dt}, {"A_log", &a.A_log}, {"B", &a.B}, {"C", &a.C}, {"L", &a.L}, {"G", &a.G}, {"M", &a.M},
+                  {"A_cumsum", &a.A_cumsum}, {"decay_states", &a.decay_states}});
 
     Dims dims{};  // the inputs come in chunks already: no S, P
     dims.batch = Bt;

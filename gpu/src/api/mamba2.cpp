@@ -11,7 +11,6 @@
 
 #include <cstddef>
 #include <string>
-#include <utility>
 
 #include "api/entry_points.h"
 #include "host.h"
@@ -82,11 +81,9 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     // final_states may be omitted (upstream return_final_states=False); when given it is f32.
     if (present(a.final_states))
       k.output("final_states", a.final_states, state_shape, "[Bt,H,P,N]", {SSD_DTYPE_F32}, "f32");
-    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"x", &a.x}, {"dt", &a.dt}, {"A", &a.A},
-                                  {"B", &a.B}, {"C", &a.C}, {"D", &a.D}, {"z", &a.z}, {"dt_bias", &a.dt_bias},
-                                  {"initial_states", &a.initial_states}, {"seq_idx", &a.seq_idx}, {"out", &a.out},
-                                  {"final_states", &a.final_states}})
-      if (present(*t)) k.contiguous(name, *t);
+    k.contiguous({{"x", &a.x}, {"dt", &a.dt}, {"A", &a.A}, {"B", &a.B}, {"C", &a.C}, {"D", &a.D}, {"z", &a.z},
+                  {"dt_bias", &a.dt_bias}, {"initial_states", &a.initial_states}, {"seq_idx", &a.seq_idx},
+                  {"out", &a.out}, {"final_states", &a.final_states}});
 
     const cudaStream_t stream = stream_of(a.stream);
     const int64_t chunk_major = d.batch * d.heads * NC * Q;

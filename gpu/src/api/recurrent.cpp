@@ -1,7 +1,6 @@
 // SSDRecurrentFwd's ABI entry point: the argument checks, then launch_recurrent (recurrent.cu) on
 // the checked arguments and the sizes read from them.
 #include <string>
-#include <utility>
 
 #include "api/entry_points.h"
 #include "host.h"
@@ -47,11 +46,9 @@ ssd_status recurrent(const ssd_recurrent_args* args) {
                                      "; pass state_batch_indices to select rows");
     }
     k.output("out", a.out, xs, "[Bt,H,P]", {a.x.dtype}, (std::string("x's dtype, ") + dtype_name(a.x.dtype)).c_str());
-    for (const auto& [name, t] : {std::pair<const char*, const ssd_tensor*>{"state", &a.state}, {"x", &a.x},
-                                  {"dt", &a.dt}, {"A", &a.A}, {"B", &a.B}, {"C", &a.C}, {"D", &a.D}, {"z", &a.z},
-                                  {"dt_bias", &a.dt_bias}, {"state_batch_indices", &a.state_batch_indices},
-                                  {"out", &a.out}})
-      if (present(*t)) k.contiguous(name, *t);
+    k.contiguous({{"state", &a.state}, {"x", &a.x}, {"dt", &a.dt}, {"A", &a.A}, {"B", &a.B}, {"C", &a.C}, {"D", &a.D},
+                  {"z", &a.z}, {"dt_bias", &a.dt_bias}, {"state_batch_indices", &a.state_batch_indices},
+                  {"out", &a.out}});
 
     Dims dims{};  // one decode step: no S, Q, NC
     dims.batch = Bt;

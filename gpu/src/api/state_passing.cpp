@@ -32,12 +32,8 @@ ssd_status state_passing(const ssd_state_passing_args* args) {
     k.output("out", a.out, {Bt, NC, H, D}, "[Bt,NC,H,D]", {SSD_DTYPE_F32, SSD_DTYPE_F16, SSD_DTYPE_BF16},
              "a floating-point dtype (states' dtype by default)");
     k.output("final_states", a.final_states, {Bt, H, D}, "[Bt,H,D]", {SSD_DTYPE_F32}, "f32");
-    k.contiguous("states", a.states);
-    k.contiguous("dA_chunk_cumsum", a.dA_chunk_cumsum);
-    if (present(a.initial_states)) k.contiguous("initial_states", a.initial_states);
-    if (present(a.seq_idx)) k.contiguous("seq_idx", a.seq_idx);
-    k.contiguous("out", a.out);
-    k.contiguous("final_states", a.final_states);
+    k.contiguous({{"states", &a.states}, {"dA_chunk_cumsum", &a.dA_chunk_cumsum}, {"initial_states", &a.initial_states},
+                  {"seq_idx", &a.seq_idx}, {"out", &a.out}, {"final_states", &a.final_states}});
 
     StatePassingParams p{};
     p.states = in(a.states);
