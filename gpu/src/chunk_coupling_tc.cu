@@ -24,19 +24,6 @@ struct CouplingTile {
                                    2 * kTile * sizeof(int32_t);
 };
 
-// Eight consecutive outputs t[i..i+7] in the output's dtype: one 16-byte store (two for f32).
-__device__ __forceinline__ void store8(Out t, int64_t i, const float v[8]) {
-  if (t.dtype == SSD_DTYPE_F32) {
-    float4* q = reinterpret_cast<float4*>(static_cast<float*>(t.p) + i);
-    q[0] = make_float4(v[0], v[1], v[2], v[3]);
-    q[1] = make_float4(v[4], v[5], v[6], v[7]);
-  } else if (t.dtype == SSD_DTYPE_F16) {
-    *reinterpret_cast<uint4*>(static_cast<__half*>(t.p) + i) = pack8<__half>(v);
-  } else {
-    *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(t.p) + i) = pack8<__nv_bfloat16>(v);
-  }
-}
-
 template <class T, int kTile>
 __global__ void __launch_bounds__(kThreads) chunk_coupling_tc_kernel(CouplingParams p) {
   using Tile = CouplingTile<kTile>;
@@ -89,17 +76,7 @@ __global__ void __launch_bounds__(kThreads) chunk_coupling_tc_kernel(CouplingPar
   // Epilogue through an f32 tile over the operands: each thread masks and stores 8 consecutive j
   // of a row at once, so a warp writes whole rows with 16-byte stores.
   float* const sOut = reinterpret_cast<float*>(smem);
-  const int lane = tid & 31, gid = lane / 4, tig = lane % 4;
-#pragma unroll
-  for (int mt = 0; mt < Tile::kWM / 16; ++mt)
-#pragma unroll
-    for (int nt = 0; nt < Tile::kWN / 8; ++nt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = wm + mt * 16 + gid + half * 8, col = wn + nt * 8 + 2 * tig;
-        *reinterpret_cast<float2*>(sOut + r * Tile::kLdOut + col) =
-            make_float2(wt.acc[mt][nt][2 * half], wt.acc[mt][nt][2 * half + 1]);
-      }
+  wt.store_f32(sOut, Tile::kLdOut, wm, wn);
   __syncthreads();
   // Thread t stores the 8 j from out_col of rows out_row + i * kRowStep of the tile.
   constexpr int kVecs = kTile / 8, kRowStep = kThreads / kVecs;

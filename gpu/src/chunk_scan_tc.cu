@@ -248,12 +248,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   float* const sOut = reinterpret_cast<float*>(base + L::kStage0);  // [kBM][kLdO]
   static_assert(kBM * kLdO * 4 <= L::kStagingBytes, "the output tile fits from stage 0 on");
   __syncthreads();
-#pragma unroll
-  for (int nt = 0; nt < kBN / 8; ++nt) {
-    const int col = nt * 8 + 2 * tig;
-    *reinterpret_cast<float2*>(sOut + row_lo * kLdO + col) = make_float2(acc.acc[0][nt][0], acc.acc[0][nt][1]);
-    *reinterpret_cast<float2*>(sOut + row_hi * kLdO + col) = make_float2(acc.acc[0][nt][2], acc.acc[0][nt][3]);
-  }
+  acc.store_f32(sOut, kLdO, wm, 0);
   __syncthreads();
   T* const out = static_cast<T*>(p.out.p);
   T* const out_x = static_cast<T*>(p.out_x.p);

@@ -101,6 +101,20 @@ __device__ __forceinline__ void store4(Out t, int64_t i, float4 v) {
   }
 }
 
+// Eight consecutive outputs t[i..i+7] (i a multiple of 8, the base 16-byte aligned) in the output's
+// dtype: one 16-byte store (two for f32).
+__device__ __forceinline__ void store8(Out t, int64_t i, const float v[8]) {
+  if (t.dtype == SSD_DTYPE_F32) {
+    float4* q = reinterpret_cast<float4*>(static_cast<float*>(t.p) + i);
+    q[0] = make_float4(v[0], v[1], v[2], v[3]);
+    q[1] = make_float4(v[4], v[5], v[6], v[7]);
+  } else if (t.dtype == SSD_DTYPE_F16) {
+    *reinterpret_cast<uint4*>(static_cast<__half*>(t.p) + i) = pack8<__half>(v);
+  } else {
+    *reinterpret_cast<uint4*>(static_cast<__nv_bfloat16*>(t.p) + i) = pack8<__nv_bfloat16>(v);
+  }
+}
+
 __host__ __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // ---- cp.async: global -> shared without registers ---------------------------------------------------
@@ -199,6 +213,20 @@ struct WarpTile {
       for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
+  }
+
+  // The accumulators into a row-major f32 tile of `ld` floats per row, the warp's block at (m0, n0):
+  // for an epilogue through shared memory or a tile that other warps read.
+  __device__ __forceinline__ void store_f32(float* tile, int ld, int m0, int n0) const {
+    const int lane = static_cast<int>(threadIdx.x) & 31, gid = lane / 4, tig = lane % 4;
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+          *reinterpret_cast<float2*>(tile + (m0 + mt * 16 + gid + half * 8) * ld + n0 + nt * 8 + 2 * tig) =
+              make_float2(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
   }
 
   // K = ksteps * 16 starting at column/row k0 of the tiles; m0, n0: the warp's origin in the tiles.
