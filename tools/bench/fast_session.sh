@@ -42,6 +42,20 @@ ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling
 against=()
 [ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
 
+# compute-sanitizer memcheck and racecheck on the smoke problems and memcheck on fast_problems.txt,
+# for library $1; logs $out/$2memcheck.txt, $2racecheck.txt, $2memcheck_problems.txt.
+sanitize() {
+  for tool in memcheck racecheck; do
+    timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$1" \
+      --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems >"$out/$2$tool.txt" 2>&1
+    echo "$tool exit $?"
+    tail -1 "$out/$2$tool.txt"
+  done
+  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$1" \
+    --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
+  echo "memcheck (fast_problems.txt) exit $?"
+}
+
 case "${1:-}" in
   time)
     nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,driver_version --format=csv
@@ -74,16 +88,9 @@ case "${1:-}" in
       --gtest_filter='*Workloads*' 2>&1 | tee "$out/workloads.txt" | tail -30
     ;;
   checks)
-    for tool in memcheck racecheck; do
-      timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$lib" \
-        --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems 2>&1 | tee "$out/$tool.txt" | tail -6
-      echo "$tool exit ${PIPESTATUS[0]}"
-    done
-    # The problems aimed at the changed kernels' shape conditions, plain and under memcheck.
+    sanitize "$lib" ""
+    # The problems aimed at the changed kernels' shape conditions, plain (under memcheck above).
     timeout 60 "$here/fuzz.sh" --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/problems.txt" | tail -8
-    timeout 100 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$lib" \
-      --isolation none --problems "$here/fast_problems.txt" --dump "" 2>&1 | tee "$out/memcheck_problems.txt" | tail -6
-    echo "memcheck (problems) exit ${PIPESTATUS[0]}"
     timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
   verify-start)
@@ -133,16 +140,7 @@ case "${1:-}" in
   verify-finish)
     campaign=/tmp/ssd-campaign
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
-    kept="$campaign/libssd-kernels-cuda.so"
-    for tool in memcheck racecheck; do
-      timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$kept" \
-        --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems >"$out/verify_$tool.txt" 2>&1
-      echo "$tool exit $?"
-      tail -1 "$out/verify_$tool.txt"
-    done
-    timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$kept" \
-      --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/verify_memcheck_problems.txt" 2>&1
-    echo "memcheck (fast_problems.txt) exit $?"
+    sanitize "$campaign/libssd-kernels-cuda.so" verify_
     echo "campaign started $(cat "$campaign/started"), now $(date -u +%T)"
     while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do sleep 3; done
     for shard in 0 1; do
