@@ -64,8 +64,8 @@ __global__ void __launch_bounds__(kThreads) chunk_coupling_tc_kernel(CouplingPar
     const int64_t row_base = (b * p.seqlen + t0) * G + g;  // token-major row of token t0
     const int nk = static_cast<int>((N + 15) / 16 * 16);   // K of the GEMM, zero columns past N
     const int n_in = static_cast<int>(N);
-    copy_tile_async<kTile, kMaxN, kThreads>(sC, kLd, Cp + (row_base + i0 * G) * N, G * N, static_cast<int>(valid - i0), n_in, Cp);
-    copy_tile_async<kTile, kMaxN, kThreads>(sB, kLd, Bp + (row_base + j0 * G) * N, G * N, static_cast<int>(valid - j0), n_in, Bp);
+    copy_tile_async<kTile, kMaxN, kThreads>(sC, kLd, Cp + (row_base + i0 * G) * N, G * N, static_cast<int>(valid - i0), n_in);
+    copy_tile_async<kTile, kMaxN, kThreads>(sB, kLd, Bp + (row_base + j0 * G) * N, G * N, static_cast<int>(valid - j0), n_in);
     cp_async_commit();
     cp_async_wait<0>();
     __syncthreads();

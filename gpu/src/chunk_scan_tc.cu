@@ -84,15 +84,15 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   const int n_in = static_cast<int>(N), rows_i = static_cast<int>(min(valid - i0, int64_t{kBM}));
   const int rows_p = static_cast<int>(min(P - p0, int64_t{kBN}));
   float* const stage_prev = reinterpret_cast<float*>(base + L::kStage0);  // [kBN][kMaxN] f32
-  copy_tile_async<kBM, kMaxN, kBlockThreads>(sC, kLdN, C + (c_row0 + i0 * G) * N, G * N, rows_i, n_in, C);
+  copy_tile_async<kBM, kMaxN, kBlockThreads>(sC, kLdN, C + (c_row0 + i0 * G) * N, G * N, rows_i, n_in);
   const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
   const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
   if (prev_f32) {
     const float* prev = static_cast<const float*>(p.states.p);
-    copy_tile_async<kBN, kMaxN, kBlockThreads>(stage_prev, kMaxN, prev + prev_row0 * N, N, rows_p, n_in, prev);
+    copy_tile_async<kBN, kMaxN, kBlockThreads>(stage_prev, kMaxN, prev + prev_row0 * N, N, rows_p, n_in);
   } else {
     const T* prev = static_cast<const T*>(p.states.p);
-    copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in, prev);
+    copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
   }
   cp_async_commit();
 
@@ -147,14 +147,14 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     // Rows k past the valid length are zeros; a cb vector that starts before k_end is copied
     // whole (it ends inside the row: Q is a multiple of 8), the coefficient loop masks the rest.
     copy_tile_async<kBK, kBN, kBlockThreads>(sX, kLdK, x + ((b * S + t0 + k0) * H + h) * P + p0, H * P,
-                                             n_valid - k0, static_cast<int>(P - p0), x);
+                                             n_valid - k0, static_cast<int>(P - p0));
     if constexpr (kCbF32) {
       const float* cb = static_cast<const float*>(p.cb.p);
       copy_tile_async<kBM, kBK, kBlockThreads>(reinterpret_cast<float*>(sOp), kLdKf, cb + (cb_base + i0) * Q + k0, Q,
-                                               rows_i, k_end_in - k0, cb);
+                                               rows_i, k_end_in - k0);
     } else {
       const T* cb = static_cast<const T*>(p.cb.p);
-      copy_tile_async<kBM, kBK, kBlockThreads>(sOp, kLdK, cb + (cb_base + i0) * Q + k0, Q, rows_i, k_end_in - k0, cb);
+      copy_tile_async<kBM, kBK, kBlockThreads>(sOp, kLdK, cb + (cb_base + i0) * Q + k0, Q, rows_i, k_end_in - k0);
     }
     cp_async_commit();
   };

@@ -92,7 +92,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     if (issued.tile < last) {
       const TileAt& t = issued;
       copy_tile_async<kMaxQ, kBM, kBlockThreads>(sX(s), kLdX, x + ((b * S + t0) * H + t.h) * P + t.p0, H * P, valid,
-                                                 static_cast<int>(P - t.p0), x);
+                                                 static_cast<int>(P - t.p0));
       // dA by threads 0..63, dt by 64..127: Q / 4 <= 64 vectors each.
       if (vectors_by_copy && tid < 2 * (kMaxQ / 4)) {
         const int which = tid / (kMaxQ / 4), k = (tid % (kMaxQ / 4)) * 4;
@@ -107,7 +107,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   {
     const T* B = static_cast<const T*>(p.B.p);
     copy_tile_async<kMaxQ, kBN, kBlockThreads>(sB, kLdB, B + ((b * S + t0) * G + g) * N, G * N, valid,
-                                               static_cast<int>(N), B);
+                                               static_cast<int>(N));
   }
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) issue(s);

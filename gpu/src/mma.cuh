@@ -118,8 +118,8 @@ __device__ __forceinline__ void store8(Out t, int64_t i, const float v[8]) {
 __host__ __device__ __forceinline__ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
 
 // ---- cp.async: global -> shared without registers ---------------------------------------------------
-// 16 bytes from src to dst (both 16-byte aligned); with pred false nothing is read (src must still
-// be a valid address) and dst is zero-filled, which is how tile tails become zeros.
+// 16 bytes from src to dst (both 16-byte aligned); with pred false the source size is 0: nothing
+// is read at src and dst is zero-filled, which is how tile tails become zeros.
 __device__ __forceinline__ void cp_async16(void* dst, const void* src, bool pred) {
   const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   const int bytes = pred ? 16 : 0;
@@ -134,14 +134,14 @@ __device__ __forceinline__ void cp_async_wait() {
 // A block of kThreads threads copies a kRows x kCols tile of E from global memory (row stride
 // ld_src elements, from `src`) into shared memory (row stride ld_dst, from `dst`), 16 bytes per
 // cp.async. Thread t owns the vector at column (t % V) * (16 / sizeof(E)) of rows t / V + i *
-// (kThreads / V), V the vectors per row: a fixed trip count and no division per vector (nvcc still
-// recomputes each pass's row address in a predicated branch, about 23 instructions per copy in
-// chunk_scan: docs/performance.md, next steps). Rows at or past rows_in, and vectors whose first
-// column is at or past cols_in, are zero-filled (cp.async reads nothing for them; `fallback` is a
-// valid address to name instead).
+// (kThreads / V), V the vectors per row: a fixed trip count, no division per vector, and one source
+// pointer advanced by a constant stride. Rows at or past rows_in, and vectors whose first column is
+// at or past cols_in, are zero-filled: their cp.async names the walked address with a source size
+// of 0, so nothing is read there (the address may lie past the tensor; no select or branch per
+// vector, which had nvcc recompute each row address: docs/performance.md).
 template <int kRows, int kCols, int kThreads, class E>
 __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src, int64_t ld_src, int rows_in,
-                                                int cols_in, const E* fallback) {
+                                                int cols_in) {
   constexpr int kVec = 16 / static_cast<int>(sizeof(E)), kVecsPerRow = kCols / kVec;
   static_assert(kCols % kVec == 0 && kThreads % kVecsPerRow == 0, "whole vectors, whole rows per pass");
   constexpr int kRowStep = kThreads / kVecsPerRow, kPasses = (kRows + kRowStep - 1) / kRowStep;
@@ -150,13 +150,14 @@ __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src
   const bool col_in = col < cols_in;
   const E* from = src + row * ld_src + col;
   const int64_t from_step = kRowStep * ld_src;
-  E* const to = dst + row * ld_dst + col;
+  E* to = dst + row * ld_dst + col;
 #pragma unroll
   for (int i = 0; i < kPasses; ++i) {
     const int r = row + i * kRowStep;
     if (kRows % kRowStep != 0 && r >= kRows) break;
-    const bool in = col_in && r < rows_in;
-    cp_async16(to + i * kRowStep * ld_dst, in ? from + i * from_step : fallback, in);
+    cp_async16(to, from, col_in && r < rows_in);
+    from += from_step;
+    to += kRowStep * ld_dst;
   }
 }
 
