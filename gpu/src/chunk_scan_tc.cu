@@ -10,6 +10,8 @@
 // cb is read in x's dtype or in f32 (Mamba2Fwd's, computed once per (chunk, group) by
 // SSDChunkCouplingFwd and shared by every head of the group from L2). The f32 cb tile is twice as
 // large, so its second stage reuses the C and prev tiles, which are dead after the carried-in term.
+#include <type_traits>
+
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -201,15 +203,15 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       const float* cb_f32 = reinterpret_cast<const float*>(sOp) + row_lo * kLdKf + 2 * tig;
       const T* cb_16 = sOp + row_lo * kLdK + 2 * tig;
       const int first_i = static_cast<int>(i0) + wm;
-#pragma unroll 1
-      for (int kb = 0; kb < kblocks; ++kb) {
-        // Masks are needed only where the 16 x 16 block reaches the diagonal or the tail rows.
-        const int first_k = k0 + kb * 16;
-        const bool masked = first_k + 15 > first_i || first_i + 15 >= n_valid;
+      // Only the warp's diagonal block (k0 + 16 kb == first_i) needs the causal mask k <= i, and
+      // it is the step's last block when it lies in this step. Rows past the valid length are not
+      // masked: their outputs are never stored, and an mma row depends on its own row of A alone.
+      const bool diagonal_here = first_i - k0 < kBK;
+      const int plain_blocks = kblocks - (diagonal_here ? 1 : 0);
+      auto block = [&](auto masked) {
         uint32_t a[4];
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
-          const int k = first_k + nt * 8 + 2 * tig;  // tokens k, k + 1 of this thread
           const float2 dAk = *reinterpret_cast<const float2*>(dA_k + nt * 8);
           const float2 dtk = *reinterpret_cast<const float2*>(dt_k + nt * 8);
           float2 lo, hi;
@@ -225,19 +227,23 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
           coef[1] = lo.y * within_chunk_decay_exp2(dA_lo, dAk.y) * dtk.y;
           coef[2] = hi.x * within_chunk_decay_exp2(dA_hi, dAk.x) * dtk.x;
           coef[3] = hi.y * within_chunk_decay_exp2(dA_hi, dAk.y) * dtk.y;
-          if (masked) {  // causal k <= i, rows past the valid length
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int i = e < 2 ? i_lo : i_hi;
-              if (k + (e & 1) > i || i >= n_valid) coef[e] = 0.0f;
-            }
+          if constexpr (decltype(masked)::value) {
+            // Within the block: row gid (+ 8), columns nt * 8 + 2 * tig (+ 1).
+            const int k = nt * 8 + 2 * tig;
+            if (k > gid) coef[0] = 0.0f;
+            if (k + 1 > gid) coef[1] = 0.0f;
+            if (k > gid + 8) coef[2] = 0.0f;
+            if (k + 1 > gid + 8) coef[3] = 0.0f;
           }
           a[nt * 2] = Half16<T>::pack2(coef[0], coef[1]);  // rounded to x's dtype
           a[nt * 2 + 1] = Half16<T>::pack2(coef[2], coef[3]);
         }
         acc.step_a_regs_at(a, x_rows);
         dA_k += 16, dt_k += 16, cb_f32 += 16, cb_16 += 16, x_rows += 16 * kLdK;
-      }
+      };
+#pragma unroll 1
+      for (int kb = 0; kb < plain_blocks; ++kb) block(std::false_type{});
+      if (diagonal_here) block(std::true_type{});
     }
   }
 

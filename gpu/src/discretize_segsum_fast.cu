@@ -69,14 +69,36 @@ __device__ __forceinline__ void copy_dt(unsigned char* raw, const FastParams& p,
   for (int e = static_cast<int>(threadIdx.x); e < vecs; e += kThreads) cp_async16(raw + 16 * e, src + 16 * e, true);
 }
 
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 // cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest, from the raw dt tile.
 // Thread (s, h) owns the fixed segment s of Q / (kThreads / H) tokens, so every block sums in the
 // same order and its prefix agrees bit for bit with the block that writes A_cumsum.
 __device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* raw, int lmax, float* cs, float* part) {
   const int H = p.heads, Q = p.chunk, tid = static_cast<int>(threadIdx.x);
   const float* A = part + kThreads;
-  const In dt{raw, p.dt.dtype};
-  for (int e = tid; e < lmax * H; e += kThreads) cs[e] = A[e % H] * softplus_thr20(load(dt, e));  // no bias, no clamp
+  // No bias, no clamp. The head of element e = l * H + h is carried (e grows by kThreads), and the
+  // stored dtype is a template argument: a division and a dtype switch per element were 15% of
+  // the kernel's instructions.
+  const auto softplus_all = [&](auto stored) {
+    using D = decltype(stored);
+    const D* values = reinterpret_cast<const D*>(raw);
+    const int h_step = kThreads % H;
+    int h = tid % H;
+    for (int e = tid; e < lmax * H; e += kThreads) {
+      cs[e] = A[h] * softplus_thr20(to_f32(values[e]));
+      h += h_step;
+      if (h >= H) h -= H;
+    }
+  };
+  if (p.dt.dtype == SSD_DTYPE_F32)
+    softplus_all(float{});
+  else if (p.dt.dtype == SSD_DTYPE_F16)
+    softplus_all(__half{});
+  else
+    softplus_all(__nv_bfloat16{});
   __syncthreads();
   const int segs = kThreads / H, seg_len = (Q + segs - 1) / segs;
   const int h = tid % H, s = tid / H;
@@ -172,6 +194,9 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const int step_jj = step_rem / hvec, step_hv = step_rem - step_jj * hvec;
   const bool one_group = heads_per_group % 8 == 0;  // the 8 heads of a vector share one Gram value
   int ii = tid / row_vecs, jj = (tid - ii * row_vecs) / hvec, hv = tid - ii * row_vecs - jj * hvec;
+  // The offset of (i, j, h0) in G and M, walked with the indices: + 8 per hv, + H per jj, + Q H per ii.
+  int64_t at = ((bc * Q + i0 + ii) * Q + j0 + jj) * H + hv * 8;
+  const int64_t row_step = static_cast<int64_t>(Q) * H;
   while (ii < rows) {
     const int h0 = hv * 8, i = i0 + ii, j = j0 + jj;
     float gv[8], lv[8];
@@ -207,14 +232,13 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
       mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
       sL[((h0 + e) * kTI + ii) * kTJ + jj] = __float2bfloat16_rn(lv[e]);
     }
-    const int64_t at = ((bc * Q + i) * Q + j) * H + h0;
     __stcs(reinterpret_cast<uint4*>(p.G + at), pack8<__nv_bfloat16>(gv));
     __stcs(reinterpret_cast<uint4*>(p.M + at), pack8<__nv_bfloat16>(mv));
-    hv += step_hv;
-    if (hv >= hvec) hv -= hvec, ++jj;
-    jj += step_jj;
-    if (jj >= cols) jj -= cols, ++ii;
-    ii += step_ii;
+    hv += step_hv, at += 8 * step_hv;
+    if (hv >= hvec) hv -= hvec, ++jj, at += H - 8 * hvec;
+    jj += step_jj, at += static_cast<int64_t>(step_jj) * H;
+    if (jj >= cols) jj -= cols, ++ii, at += row_step - static_cast<int64_t>(cols) * H;
+    ii += step_ii, at += step_ii * row_step;
   }
   __syncthreads();
 
@@ -224,15 +248,17 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const int step_t = kThreads / col_vecs, step_jv = kThreads - step_t * col_vecs;
   const int step_h = step_t / rows, step_r = step_t - step_h * rows;
   int jv = tid % col_vecs, r = (tid / col_vecs) % rows, h = tid / col_vecs / rows;
+  // The offset of (h, i0 + r, j0 + 8 jv) in L, walked with the indices: + 8 per jv, + Q per r, + NC Q Q per h.
+  const int64_t head_step = static_cast<int64_t>(p.chunks) * Q * Q;
+  int64_t at_L = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
   while (h < H) {
     const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + jv * 8);
-    const int64_t at = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
-    __stcs(reinterpret_cast<uint4*>(p.L + at), val);
-    jv += step_jv;
-    if (jv >= col_vecs) jv -= col_vecs, ++r;
-    r += step_r;
-    if (r >= rows) r -= rows, ++h;
-    h += step_h;
+    __stcs(reinterpret_cast<uint4*>(p.L + at_L), val);
+    jv += step_jv, at_L += 8 * step_jv;
+    if (jv >= col_vecs) jv -= col_vecs, ++r, at_L += Q - 8 * col_vecs;
+    r += step_r, at_L += static_cast<int64_t>(step_r) * Q;
+    if (r >= rows) r -= rows, ++h, at_L += head_step - static_cast<int64_t>(rows) * Q;
+    h += step_h, at_L += step_h * head_step;
   }
 }
 

@@ -1,12 +1,17 @@
-// SSDStatePassingFwd with the chunk loads issued ahead: the same scan, thread per state element and
-// arithmetic as the fp32 kernel (bit-identical results), but each thread loads the states of up to
-// 32 chunks before it stores the first of them. In the fp32 kernel every load waits for the previous
-// chunk's store (they may alias), so a chain of NC chunks costs NC round trips to memory.
+// SSDStatePassingFwd with the chunk loads issued ahead: the same scan and arithmetic as the fp32
+// kernel (bit-identical results), but each thread loads the states of several chunks before it
+// stores the first of them. In the fp32 kernel every load waits for the previous chunk's store (they
+// may alias), so a chain of NC chunks costs NC round trips to memory. Where D is a multiple of 4,
+// at least 1024 wide and the bases are aligned, each thread owns 4 consecutive elements (one 16- or
+// 8-byte load per chunk, the out dtype a template argument, one vector store) and the first batch
+// of loads is issued before the chunk scales are computed, so the two round trips overlap; the
+// one-element kernel takes every other shape.
 #include "chunk_carry.cuh"
 
 namespace ssd_gpu {
 namespace {
 
+// ---- One element per thread (any D, any alignment) ----------------------------------------------
 
 // The states' storage type is a template argument: 32 loads with a dtype switch each would not fit
 // in registers.
@@ -71,24 +76,224 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passi
 }
 
 template <class T>
-void launch(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+void launch_scalar(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   if (p.chunks <= 8)
     state_passing_fast_kernel<T, 8><<<grid, kThreads, 0, stream>>>(p);
   else
     state_passing_fast_kernel<T, 32><<<grid, kThreads, 0, stream>>>(p);
 }
 
+// ---- Four consecutive elements per thread --------------------------------------------------------
+
+constexpr int kVec = 4;
+
+// Four consecutive values of one storage type: the register form they wait in between load and use
+// (16-bit ones stay packed, two registers for four), the exact conversion to fp32, and the store of
+// four fp32 values rounded one by one with store()'s own conversions, so the bits are store()'s.
+template <class T>
+struct Vec4;
+template <>
+struct Vec4<float> {
+  using Raw = float4;
+  __device__ static Raw load(const float* q) { return *reinterpret_cast<const float4*>(q); }
+  __device__ static float4 to_float4(Raw r) { return r; }
+  __device__ static void store(float* q, float4 v) { *reinterpret_cast<float4*>(q) = v; }
+};
+
+__device__ __forceinline__ void round_into(__half& h, float v) { h = __float2half_rn(v); }
+__device__ __forceinline__ void round_into(__nv_bfloat16& h, float v) { h = __float2bfloat16_rn(v); }
+
+template <class T16>
+struct Vec4Half {
+  using Raw = uint2;
+  union Four {
+    uint2 raw;
+    T16 h[4];
+  };
+  __device__ static Raw load(const T16* q) { return *reinterpret_cast<const uint2*>(q); }
+  __device__ static float4 to_float4(Raw r) {
+    Four f;
+    f.raw = r;
+    return make_float4(to_float(f.h[0]), to_float(f.h[1]), to_float(f.h[2]), to_float(f.h[3]));
+  }
+  __device__ static void store(T16* q, float4 v) {
+    Four f;
+    round_into(f.h[0], v.x);
+    round_into(f.h[1], v.y);
+    round_into(f.h[2], v.z);
+    round_into(f.h[3], v.w);
+    *reinterpret_cast<uint2*>(q) = f.raw;
+  }
+};
+template <>
+struct Vec4<__half> : Vec4Half<__half> {};
+template <>
+struct Vec4<__nv_bfloat16> : Vec4Half<__nv_bfloat16> {};
+
+// t[i..i+3] of the initial state, whatever its dtype (read once per thread, so a switch is cheap);
+// i a multiple of 4 and the base aligned to 4 elements, which the launcher checks.
+__device__ __forceinline__ float4 load4(In t, int64_t i) {
+  switch (t.dtype) {
+    case SSD_DTYPE_F16: return Vec4<__half>::to_float4(Vec4<__half>::load(static_cast<const __half*>(t.p) + i));
+    case SSD_DTYPE_BF16:
+      return Vec4<__nv_bfloat16>::to_float4(Vec4<__nv_bfloat16>::load(static_cast<const __nv_bfloat16*>(t.p) + i));
+    default: return Vec4<float>::load(static_cast<const float*>(t.p) + i);
+  }
+}
+
+// Issues the loads of the next n <= kAhead chunks (n == kAhead folds the guards away).
+template <int kAhead, class T>
+__device__ __forceinline__ void load_batch(typename Vec4<T>::Raw (&v)[kAhead], const T*& src, int64_t stride, int n) {
+#pragma unroll
+  for (int k = 0; k < kAhead; ++k)
+    if (k < n) {
+      v[k] = Vec4<T>::load(src);
+      src += stride;
+    }
+}
+
+// Stores the state entering each of the n chunks loaded by load_batch and carries M over them with
+// the same expression per element as the one-element kernel (one contraction into an FMA each).
+template <int kAhead, class T, class O>
+__device__ __forceinline__ void store_batch(const typename Vec4<T>::Raw (&v)[kAhead], O*& dst, int64_t stride,
+                                            const float* scale, int n, float4& M) {
+#pragma unroll
+  for (int k = 0; k < kAhead; ++k)
+    if (k < n) {
+      Vec4<O>::store(dst, M);
+      dst += stride;
+      const float s = scale[k];
+      const float4 x = Vec4<T>::to_float4(v[k]);
+      M.x = s * M.x + x.x;
+      M.y = s * M.y + x.y;
+      M.z = s * M.z + x.z;
+      M.w = s * M.w + x.w;
+    }
+}
+
+// The scales of chunks c0 .. c0 + 255 into sScale, as the one-element kernel computes them; every
+// thread of the block calls it.
+__device__ __forceinline__ void fill_scales(const StatePassingParams& p, float* sScale, int64_t b, int64_t bh,
+                                            int64_t c0) {
+  const int tid = static_cast<int>(threadIdx.x);
+  __syncthreads();  // the previous batch of scales is consumed
+  if (c0 + tid < p.chunks) sScale[tid] = chunk_carry_scale(p, b, bh, p.chunks, c0 + tid);
+  __syncthreads();
+}
+
+// kAhead chunks of 4 values each: 8 for f32 states, 16 for 16-bit ones past 8 chunks; either way 32
+// registers of values (as 32 chunks of one element), which with the launch bound's four blocks per
+// SM (64 registers, no spills; 76 unbounded) puts a 512-block grid in one wave on an H200.
+template <class T>
+constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
+
+// One block per (b, h, slice of 1024 elements); thread t owns elements 4t .. 4t + 3 of the slice.
+// Chunks go in batches of kAhead (256 is a multiple, so a batch never spans two batches of scales):
+// a batch's loads are issued before its stores (out may alias states), and before the scales of
+// its 256 chunks are computed, so the first batch's round trip overlaps that of the scales.
+template <class T, class O, int kAhead>
+__global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
+  static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
+  __shared__ float sScale[kThreads];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t NC = p.chunks, H = p.heads, D = p.width;
+  const int64_t lanes = D / kVec;  // vectors per (b, h); the launcher checks D % 4 == 0
+  const int64_t slices = ceil_div(lanes, kThreads);
+  const int64_t tile = blockIdx.x;  // the launcher's grid has one block per tile
+  const int64_t bh = tile / slices;
+  const int64_t b = bh / H, h = bh % H;
+  const int64_t lane = (tile % slices) * kThreads + tid;
+  const bool active = lane < lanes;
+  const int64_t d = lane * kVec;
+  const int64_t stride = H * D;  // from chunk c to c + 1, in elements of either tensor
+  const int64_t first = (b * NC * H + h) * D + d;
+  const T* src = static_cast<const T*>(p.states.p) + first;  // the next chunk to load
+  O* dst = static_cast<O*>(p.out.p) + first;                 // ... and to store
+  float4 M = (active && p.initial.p != nullptr) ? load4(p.initial, bh * D + d) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  typename Vec4<T>::Raw v[kAhead];
+  for (int64_t c = 0; c < NC; c += kAhead) {
+    const int n = static_cast<int>(min(static_cast<int64_t>(kAhead), NC - c));
+    const int k0 = static_cast<int>(c) & (kThreads - 1);  // chunk c's place in sScale
+    if (active) {
+      if (n == kAhead)
+        load_batch<kAhead>(v, src, stride, kAhead);
+      else
+        load_batch<kAhead>(v, src, stride, n);
+    }
+    if (k0 == 0) fill_scales(p, sScale, b, bh, c);  // uniform: every thread takes the same c
+    if (active) {
+      if (n == kAhead)
+        store_batch<kAhead, T>(v, dst, stride, sScale + k0, kAhead, M);
+      else
+        store_batch<kAhead, T>(v, dst, stride, sScale + k0, n, M);
+    }
+  }
+  if (active && p.final_states != nullptr) Vec4<float>::store(p.final_states + bh * D + d, M);
+}
+
+template <class T, class O>
+void launch_vec(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+  if (p.chunks <= 8 || kVecDeep<T> == 8)
+    state_passing_vec_kernel<T, O, 8><<<grid, kThreads, 0, stream>>>(p);
+  else
+    state_passing_vec_kernel<T, O, kVecDeep<T>><<<grid, kThreads, 0, stream>>>(p);
+}
+
+template <class T>
+void launch_vec_out(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+  switch (p.out.dtype) {  // as store(): anything but f16 and bf16 is f32
+    case SSD_DTYPE_F16: launch_vec<T, __half>(p, grid, stream); break;
+    case SSD_DTYPE_BF16: launch_vec<T, __nv_bfloat16>(p, grid, stream); break;
+    default: launch_vec<T, float>(p, grid, stream); break;
+  }
+}
+
+// The storage size of a dtype as load() and store() read it (anything but f16 and bf16 is f32).
+int64_t element_bytes(int32_t dtype) { return dtype == SSD_DTYPE_F16 || dtype == SSD_DTYPE_BF16 ? 2 : 4; }
+
+bool aligned(const void* q, int64_t bytes) { return reinterpret_cast<uintptr_t>(q) % static_cast<uintptr_t>(bytes) == 0; }
+
+// The vector kernel's blocks, or 0 where it does not apply: D a multiple of 4 and at least 1024
+// (narrower chains are latency-bound: 4 elements per thread would not shorten a thread's chain of
+// round trips but would hold 4 times fewer chunks in flight per register and put the chains on 4
+// times fewer SMs), every base aligned to 4 of its elements, and either all chunks in one batch or
+// two blocks per SM (past one batch a thread waits a round trip per batch, 8 or 16 chunks against
+// the one-element kernel's 32, which only a grid that keeps the memory busy meanwhile hides).
+int64_t vec_tiles(const StatePassingParams& p, const char* op) {
+  const int64_t D = p.width;
+  if (D % kVec != 0 || D / kVec < kThreads) return 0;
+  const int64_t states_bytes = element_bytes(p.states.dtype);
+  if (!aligned(p.states.p, kVec * states_bytes) || !aligned(p.out.p, kVec * element_bytes(p.out.dtype))) return 0;
+  if (p.initial.p != nullptr && !aligned(p.initial.p, kVec * element_bytes(p.initial.dtype))) return 0;
+  if (p.final_states != nullptr && !aligned(p.final_states, kVec * 4)) return 0;
+  const int64_t tiles = p.batch * p.heads * ceil_div(D / kVec, kThreads);
+  const int64_t depth = p.chunks <= 8 ? 8 : (states_bytes == 4 ? kVecDeep<float> : kVecDeep<__half>);
+  if (p.chunks > depth && tiles < 2 * multiprocessors(op)) return 0;
+  return tiles;
+}
+
 }  // namespace
 
 bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream) {
+  const int64_t vec = vec_tiles(p, op);
+  if (vec > 0 && vec <= 0x7fffffff) {
+    const unsigned grid = static_cast<unsigned>(vec);
+    switch (p.states.dtype) {
+      case SSD_DTYPE_F16: launch_vec_out<__half>(p, grid, stream); break;
+      case SSD_DTYPE_BF16: launch_vec_out<__nv_bfloat16>(p, grid, stream); break;
+      default: launch_vec_out<float>(p, grid, stream); break;
+    }
+    check_launch(op, "state_passing_vec_kernel");
+    return true;
+  }
   const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kThreads);
   if (tiles > 0x7fffffff) return false;
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
   switch (p.states.dtype) {
-    case SSD_DTYPE_F16: launch<__half>(p, grid, stream); break;
-    case SSD_DTYPE_BF16: launch<__nv_bfloat16>(p, grid, stream); break;
-    default: launch<float>(p, grid, stream); break;
+    case SSD_DTYPE_F16: launch_scalar<__half>(p, grid, stream); break;
+    case SSD_DTYPE_BF16: launch_scalar<__nv_bfloat16>(p, grid, stream); break;
+    default: launch_scalar<float>(p, grid, stream); break;
   }
   check_launch(op, "state_passing_fast_kernel");
   return true;
