@@ -9,23 +9,23 @@
 #   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
 #                                         (plain and under memcheck), a fuzz campaign
 #   bash BUNDLE/fast_session.sh verify-start
-#                                         the verification after a kernel change, part one: the candidate
-#                                         (the bundle's library) runs the GPU tests and fast_problems.txt;
-#                                         ssd-bench times it and BUNDLE/before/ (the last verified
-#                                         library); it is kept unless it fails or an op is slower
-#                                         (keep_candidate.py), else before/ is. The fuzz campaign of the
-#                                         kept library starts (SSD_FUZZ_SECONDS, default 610, two shards,
-#                                         from /tmp/ssd-campaign), then the full-size workloads of
-#                                         SSD_WORKLOAD_OPS run. The call lasts until its limit.
+#                                         the verification after a kernel change, part one: the fuzz
+#                                         campaign of the candidate (the bundle's library; SSD_FUZZ_SECONDS,
+#                                         default 610, two shards, from /tmp/ssd-campaign) starts, then the
+#                                         candidate runs the GPU tests and fast_problems.txt, and ssd-bench
+#                                         times it and BUNDLE/before/ (the last verified library): it is
+#                                         kept if it passes and no op is slower (keep_candidate.py). The
+#                                         call lasts until its limit: give it about 330 s
 #   bash BUNDLE/fast_session.sh verify-finish
 #                                         part two, the next call on the same machine: memcheck and
-#                                         racecheck on the kept library, then the campaign's end
+#                                         racecheck on the candidate, the full-size workloads of
+#                                         SSD_WORKLOAD_OPS (default mamba2,chunk_scan), the campaign's end
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
 #                                         occupancy, and the SASS source page summarized by sass_profile.py
 #                                         (which instructions the kernel executes, and where)
-# Logs go to ${OUT:-.}; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
+# Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
 # BUNDLE/before/libssd-kernels-cuda.so.
@@ -35,7 +35,13 @@
 # phase without a pipe (a `| tail` loses the output when the call is cut).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-.}
+# At most 8 files come back from a device call: each phase's logs go into one archive,
+# $OUT/<phase>.tgz, rewritten after every step so that a call cut at its limit keeps what ran.
+final=${OUT:-.}
+out=$(mktemp -d)
+save() { tar czf "$final/${phase}.tgz.part" -C "$out" . && mv "$final/${phase}.tgz.part" "$final/${phase}.tgz"; }
+phase=${1:-none}
+trap save EXIT
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 lib="$here/libssd-kernels-cuda.so"
 ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling"}
@@ -95,34 +101,11 @@ case "${1:-}" in
     ;;
   verify-start)
     prev="$here/before/libssd-kernels-cuda.so"
-    timeout 300 "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" --gtest_filter='-GpuWorkloads.*' \
-      >"$out/verify_tests.txt" 2>&1
-    tests_rc=$?
-    timeout 120 "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" >"$out/verify_problems.txt" 2>&1
-    problems_rc=$?
-    echo "candidate: GPU tests exit $tests_rc, fast_problems.txt exit $problems_rc"
-    keep=candidate
-    if [ -f "$prev" ]; then
-      for which in after before; do
-        l=$lib
-        [ $which = before ] && l=$prev
-        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
-          >"$out/verify_$which.txt" 2>&1
-      done
-      keep=$(python3 "$here/keep_candidate.py" "$out/verify_before.json" "$out/verify_after.json" 2>"$out/verify_keep.txt") ||
-        keep=before
-      cat "$out/verify_keep.txt"
-    fi
-    if [ "$tests_rc" != 0 ] || [ "$problems_rc" != 0 ]; then
-      [ -f "$prev" ] || { echo "the candidate failed and there is no before/ library: no campaign"; exit 1; }
-      keep=before
-    fi
-    kept=$lib
-    [ "$keep" = before ] && kept=$prev
-    echo "kept: $keep" | tee "$out/verify_kept.txt"
+    # The campaign starts first, on the candidate, beside the tests: device time is what bounds a
+    # session, and a candidate that fails the tests is not kept whatever the campaign says.
     campaign=/tmp/ssd-campaign
     rm -rf "$campaign" && mkdir -p "$campaign" &&
-      cp -r "$here/lib" "$here/ssd-fuzz" "$here/ssd-kernel-worker" "$campaign/" && cp "$kept" "$campaign/libssd-kernels-cuda.so"
+      cp -r "$here/lib" "$here/ssd-fuzz" "$here/ssd-kernel-worker" "$campaign/" && cp "$lib" "$campaign/libssd-kernels-cuda.so"
     for shard in 0 1; do
       far=()
       [ $shard = 1 ] && far=(--far 0.02)
@@ -132,15 +115,41 @@ case "${1:-}" in
     done
     date -u +%T >"$campaign/started"
     echo "campaign started $(cat "$campaign/started")"
-    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout 330 "$here/ssd_gpu_tests" --library "$campaign/libssd-kernels-cuda.so" \
-      --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/verify_workloads.txt" 2>&1
-    echo "full-size workloads exit $?"
-    grep -E "^(PASSED|FAILED|SUSPECT)" "$out/verify_workloads.txt" | cut -c1-120
+    timeout 300 "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" --gtest_filter='-GpuWorkloads.*' \
+      >"$out/verify_tests.txt" 2>&1
+    tests_rc=$?
+    timeout 120 "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" >"$out/verify_problems.txt" 2>&1
+    problems_rc=$?
+    echo "candidate: GPU tests exit $tests_rc, fast_problems.txt exit $problems_rc"
+    grep -E "^\[  (PASSED|FAILED) " "$out/verify_tests.txt"
+    save
+    # Whether the candidate is kept: it passes, and no op is slower than before/ (keep_candidate.py).
+    keep=candidate
+    if [ -f "$prev" ]; then
+      for which in after before; do
+        l=$lib
+        [ $which = before ] && l=$prev
+        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
+          >"$out/verify_$which.txt" 2>&1
+        save
+      done
+      keep=$(python3 "$here/keep_candidate.py" "$out/verify_before.json" "$out/verify_after.json" 2>"$out/verify_keep.txt") ||
+        keep=before
+      cat "$out/verify_keep.txt"
+    fi
+    [ "$tests_rc" = 0 ] && [ "$problems_rc" = 0 ] || keep=before
+    echo "keep: $keep" | tee "$out/verify_kept.txt"
     ;;
   verify-finish)
     campaign=/tmp/ssd-campaign
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
     sanitize "$campaign/libssd-kernels-cuda.so" verify_
+    save
+    SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout 330 "$here/ssd_gpu_tests" --library "$campaign/libssd-kernels-cuda.so" \
+      --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/verify_workloads.txt" 2>&1
+    echo "full-size workloads exit $?"
+    grep -E "^(PASSED|FAILED|SUSPECT)" "$out/verify_workloads.txt" | cut -c1-120
+    save
     echo "campaign started $(cat "$campaign/started"), now $(date -u +%T)"
     while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do sleep 3; done
     for shard in 0 1; do
