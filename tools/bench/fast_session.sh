@@ -9,13 +9,14 @@
 #   bash BUNDLE/fast_session.sh checks    memcheck and racecheck on the smoke problems, fast_problems.txt
 #                                         (plain and under memcheck), a fuzz campaign
 #   bash BUNDLE/fast_session.sh verify-start
-#                                         the verification after a kernel change, part one: the fuzz
-#                                         campaign of the candidate (the bundle's library; SSD_FUZZ_SECONDS,
-#                                         default 610, two shards, from /tmp/ssd-campaign) starts, then the
-#                                         candidate runs the GPU tests and fast_problems.txt, and ssd-bench
-#                                         times it and BUNDLE/before/ (the last verified library): it is
-#                                         kept if it passes and no op is slower (keep_candidate.py). The
-#                                         call lasts until its limit: give it about 330 s
+#                                         the verification after a kernel change, part one: ssd-bench
+#                                         times the candidate (the bundle's library) and BUNDLE/before/ (the
+#                                         last verified library); the fuzz campaign of the candidate
+#                                         (SSD_FUZZ_SECONDS, default 610, two shards, from /tmp/ssd-campaign)
+#                                         starts; the candidate runs the GPU tests and fast_problems.txt.
+#                                         It is kept if it passes and no op is slower (keep_candidate.py).
+#                                         The campaign runs on after the call ends: start verify-finish
+#                                         at once (the machine is given back after 30 s idle)
 #   bash BUNDLE/fast_session.sh verify-finish
 #                                         part two, the next call on the same machine: memcheck and
 #                                         racecheck on the candidate, the full-size workloads of
@@ -30,9 +31,8 @@
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
 # BUNDLE/before/libssd-kernels-cuda.so.
 # A campaign of 10 minutes or more outlasts one call (verify-start, verify-finish): it runs from a
-# copy of the bundle outside it, since the next call's bundle replaces these files. The call that
-# starts it lasts until its limit, because the runner waits for the processes it started; run that
-# phase without a pipe (a `| tail` loses the output when the call is cut).
+# copy of the bundle outside it, since the next call's bundle replaces these files, and its
+# processes are detached (setsid), so the call that starts them returns when its own steps end.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # At most 8 files come back from a device call: each phase's logs go into one archive,
@@ -101,8 +101,18 @@ case "${1:-}" in
     ;;
   verify-start)
     prev="$here/before/libssd-kernels-cuda.so"
-    # The campaign starts first, on the candidate, beside the tests: device time is what bounds a
-    # session, and a candidate that fails the tests is not kept whatever the campaign says.
+    # Timed first, alone on the GPU: beside the campaign the large workloads ran up to 24% slower.
+    if [ -f "$prev" ]; then
+      for which in after before; do
+        l=$lib
+        [ $which = before ] && l=$prev
+        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
+          >"$out/verify_$which.txt" 2>&1
+        save
+      done
+    fi
+    # Then the campaign, on the candidate, beside the tests: device time is what bounds a session,
+    # and a candidate that fails the tests is not kept whatever the campaign says.
     campaign=/tmp/ssd-campaign
     rm -rf "$campaign" && mkdir -p "$campaign" &&
       cp -r "$here/lib" "$here/ssd-fuzz" "$here/ssd-kernel-worker" "$campaign/" && cp "$lib" "$campaign/libssd-kernels-cuda.so"
@@ -122,17 +132,9 @@ case "${1:-}" in
     problems_rc=$?
     echo "candidate: GPU tests exit $tests_rc, fast_problems.txt exit $problems_rc"
     grep -E "^\[  (PASSED|FAILED) " "$out/verify_tests.txt"
-    save
-    # Whether the candidate is kept: it passes, and no op is slower than before/ (keep_candidate.py).
+    # Kept: it passes, and no op is slower than before/ (keep_candidate.py).
     keep=candidate
     if [ -f "$prev" ]; then
-      for which in after before; do
-        l=$lib
-        [ $which = before ] && l=$prev
-        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
-          >"$out/verify_$which.txt" 2>&1
-        save
-      done
       keep=$(python3 "$here/keep_candidate.py" "$out/verify_before.json" "$out/verify_after.json" 2>"$out/verify_keep.txt") ||
         keep=before
       cat "$out/verify_keep.txt"
