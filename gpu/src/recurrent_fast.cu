@@ -376,23 +376,19 @@ __global__ void __launch_bounds__(kThreads, (kPipeMinBlocks<T, kVecs, kRows>)) r
   issue(p, w, row_slot(p, w.b), lane, g0);
   advance(p, w, step);
   int32_t slot = w.b < p.batch ? row_slot(p, w.b) : 0;
-  for (;;) {
-    const bool more = w.b < p.batch;  // warp-uniform, as is every branch of this loop
+  // One turn: the loads of the next group into `next` (if there is one), then `current` updated;
+  // false once no group is left. Warp-uniform, as is every branch in it.
+  const auto turn = [&](Group<T, kVecs, kRows>& next, const Group<T, kVecs, kRows>& current) {
+    const bool more = w.b < p.batch;
     if (more) {
-      issue(p, w, slot, lane, g1);
+      issue(p, w, slot, lane, next);
       advance(p, w, step);
       if (w.b < p.batch) slot = row_slot(p, w.b);
     }
-    consume(p, g0, lane);
-    if (!more) break;
-    const bool more2 = w.b < p.batch;
-    if (more2) {
-      issue(p, w, slot, lane, g0);
-      advance(p, w, step);
-      if (w.b < p.batch) slot = row_slot(p, w.b);
-    }
-    consume(p, g1, lane);
-    if (!more2) break;
+    consume(p, current, lane);
+    return more;
+  };
+  while (turn(g1, g0) && turn(g0, g1)) {
   }
 }
 
