@@ -26,6 +26,7 @@
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
 #                                         occupancy, and the SASS source page summarized by sass_profile.py
 #                                         (which instructions the kernel executes, and where)
+# A/Bs of several variant libraries in one call: ab_session.sh (make_variant.sh builds them).
 # Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
@@ -39,6 +40,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # $OUT/<phase>.tgz, rewritten after every step so that a call cut at its limit keeps what ran.
 final=${OUT:-.}
 out=$(mktemp -d)
+mkdir -p "$final"
 save() { tar czf "$final/${phase}.tgz.part" -C "$out" . && mv "$final/${phase}.tgz.part" "$final/${phase}.tgz"; }
 phase=${1:-none}
 trap save EXIT
