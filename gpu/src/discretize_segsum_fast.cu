@@ -69,10 +69,6 @@ __device__ __forceinline__ void copy_dt(unsigned char* raw, const FastParams& p,
   for (int e = static_cast<int>(threadIdx.x); e < vecs; e += kThreads) cp_async16(raw + 16 * e, src + 16 * e, true);
 }
 
-__device__ __forceinline__ float to_f32(float v) { return v; }
-__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
-
 // cs[l][h] = sum_{m<=l} A_h * softplus(dt[m,h]) for l < lmax, h fastest, from the raw dt tile.
 // Thread (s, h) owns the fixed segment s of Q / (kThreads / H) tokens, so every block sums in the
 // same order and its prefix agrees bit for bit with the block that writes A_cumsum.

@@ -7,19 +7,15 @@
 // of loads is issued before the chunk scales are computed, so the two round trips overlap; the
 // one-element kernel takes every other shape.
 #include "chunk_carry.cuh"
+#include "mma.cuh"
 
 namespace ssd_gpu {
 namespace {
 
 // ---- One element per thread (any D, any alignment) ----------------------------------------------
 
-// The states' storage type is a template argument: 32 loads with a dtype switch each would not fit
-// in registers.
-__device__ __forceinline__ float to_float(float v) { return v; }
-__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
-__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
-
-// kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
+// The states' storage type is a template argument (to_f32): 32 loads with a dtype switch each
+// would not fit in registers. kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
 // occupancy, which Mamba2Fwd's 8-chunk stage needs more than depth); otherwise 32 (measured: a
 // 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills). The loads and
 // the stores walk one pointer each from chunk to chunk, so no per-chunk offsets stay live between
@@ -59,7 +55,7 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passi
 #pragma unroll
       for (int k = 0; k < kAhead; ++k)
         if (k0 + k < count) {
-          v[k] = to_float(*s);
+          v[k] = to_f32(*s);
           s += stride;
         }
       src = s;
@@ -100,9 +96,6 @@ struct Vec4<float> {
   __device__ static void store(float* q, float4 v) { *reinterpret_cast<float4*>(q) = v; }
 };
 
-__device__ __forceinline__ void round_into(__half& h, float v) { h = __float2half_rn(v); }
-__device__ __forceinline__ void round_into(__nv_bfloat16& h, float v) { h = __float2bfloat16_rn(v); }
-
 template <class T16>
 struct Vec4Half {
   using Raw = uint2;
@@ -114,14 +107,14 @@ struct Vec4Half {
   __device__ static float4 to_float4(Raw r) {
     Four f;
     f.raw = r;
-    return make_float4(to_float(f.h[0]), to_float(f.h[1]), to_float(f.h[2]), to_float(f.h[3]));
+    return make_float4(to_f32(f.h[0]), to_f32(f.h[1]), to_f32(f.h[2]), to_f32(f.h[3]));
   }
   __device__ static void store(T16* q, float4 v) {
     Four f;
-    round_into(f.h[0], v.x);
-    round_into(f.h[1], v.y);
-    round_into(f.h[2], v.z);
-    round_into(f.h[3], v.w);
+    f.h[0] = Half16<T16>::from(v.x);
+    f.h[1] = Half16<T16>::from(v.y);
+    f.h[2] = Half16<T16>::from(v.z);
+    f.h[3] = Half16<T16>::from(v.w);
     *reinterpret_cast<uint2*>(q) = f.raw;
   }
 };

@@ -15,6 +15,11 @@ namespace ssd_gpu {
 constexpr int kWarp = 32;
 constexpr unsigned kFullMask = 0xffffffffu;
 
+// One stored value as fp32, for kernels whose dtype is a template argument.
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f32(__nv_bfloat16 v) { return __bfloat162float(v); }
+
 // The dtype switch is uniform across a launch, so it costs a predictable branch, not divergence.
 __device__ __forceinline__ float load(In t, int64_t i) {
   switch (t.dtype) {
