@@ -121,9 +121,12 @@ case "${1:-}" in
     for shard in 0 1; do
       far=()
       [ $shard = 1 ] && far=(--far 0.02)
-      (cd "$campaign" && LD_LIBRARY_PATH="$campaign/lib:$campaign" setsid nohup ./ssd-fuzz --kernels "$campaign/libssd-kernels-cuda.so" \
-        --time "${SSD_FUZZ_SECONDS:-610}" --shard $shard/2 --seed "${SSD_FUZZ_SEED:-1}" "${far[@]}" \
-        --dump "$campaign/failures$shard" >"$campaign/shard$shard.txt" 2>&1 </dev/null &)
+      # exec: no shell stays behind holding this script's stdout, which kept a caller that pipes
+      # it (`| tail`) waiting for the whole campaign.
+      (cd "$campaign" && LD_LIBRARY_PATH="$campaign/lib:$campaign" exec setsid nohup ./ssd-fuzz \
+        --kernels "$campaign/libssd-kernels-cuda.so" --time "${SSD_FUZZ_SECONDS:-610}" --shard $shard/2 \
+        --seed "${SSD_FUZZ_SEED:-1}" "${far[@]}" --dump "$campaign/failures$shard" >"$campaign/shard$shard.txt" 2>&1 \
+        </dev/null) &
     done
     date -u +%T >"$campaign/started"
     echo "campaign started $(cat "$campaign/started")"
