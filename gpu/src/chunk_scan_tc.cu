@@ -8,9 +8,9 @@
 //   which a lane's four are consecutive (x's rows are read in the same order), so a lane's cb
 //   values of a block are one 16- or 8-byte load per row.
 // Work is balanced and warps never wait for each other: a warp owns two 16-row blocks, w and
-// 15 - w, whose causal lengths add up to the same 17 steps for every warp (one 128-row tile of 8
-// warps had its last warp do 16 steps and its first one 9, and a block barrier per step made every
-// warp wait for the longest). The chunk's whole x tile is copied once at the start in four groups
+// 15 - w, whose causal lengths add up to the same 17 blocks of 16 tokens for every warp (Q = 256;
+// a 128-row tile of 8 warps had its last warp do 16 blocks and its first one 9, and a block
+// barrier per step made every warp wait for the longest). The chunk's whole x tile is copied once at the start in four groups
 // of 64 tokens, each with an mbarrier that the cp.asyncs of every thread arrive on, so a warp
 // waits only for the group it is about to read; cb rows belong to one warp, so they are read
 // straight into registers, one 16-token block ahead. C rows are per warp too (its own region,
@@ -52,47 +52,6 @@ struct Layout {
   static_assert(16 * kLdO * sizeof(float) <= kRegionBytes, "a warp's output rows fit in its region");
   static_assert(kRegions % 16 == 0 && kVectors % 16 == 0 && kBars % 8 == 0, "aligned areas");
 };
-
-__device__ __forceinline__ unsigned smem_addr(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
-}
-// The mbarrier counts one arrival of this thread once all of its earlier cp.asyncs have landed.
-__device__ __forceinline__ void mbar_arrive_on_copies(uint64_t* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-// Waits until the mbarrier's first phase has completed (every thread's copies before its arrival
-// are visible to this thread).
-__device__ __forceinline__ void mbar_wait_first_phase(uint64_t* bar) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(smem_addr(bar))
-      : "memory");
-}
-
-// One warp copies 16 rows of kMaxN elements (row stride ld_src) into its region, rows at or past
-// rows_in and vectors at or past cols_in zero-filled (copy_tile_async for a single warp).
-template <class T>
-__device__ __forceinline__ void copy_rows_warp(T* dst, const T* src, int64_t ld_src, int rows_in, int cols_in) {
-  constexpr int kVec = 8, kVecsPerRow = kMaxN / kVec, kRowStep = 32 / kVecsPerRow;
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int row = lane / kVecsPerRow, col = (lane % kVecsPerRow) * kVec;
-  const bool col_in = col < cols_in;
-  const T* from = src + row * ld_src + col;
-  T* to = dst + row * kLdN + col;
-#pragma unroll
-  for (int i = 0; i < 16 / kRowStep; ++i) {
-    cp_async16(to, from, col_in && row + i * kRowStep < rows_in);
-    from += kRowStep * ld_src;
-    to += kRowStep * kLdN;
-  }
-}
 
 // cb of one 16-token block for this thread: rows lo and hi, tokens 4 tig .. 4 tig + 3 (one 16- or
 // 8-byte load per row; the k order of the mma fragments below).
@@ -184,7 +143,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   // arriving on its mbarrier. Empty groups are committed too, so the wait counts are fixed.
   const auto copy_c_rows = [&](int rb) {
     if (rb >= 0 && rb * 16 < valid)
-      copy_rows_warp<T>(sRegion, C + (c_row0 + int64_t{rb} * 16 * G) * N, G * N, valid - rb * 16, n_in);
+      copy_tile_async<16, kMaxN, 32>(sRegion, kLdN, C + (c_row0 + int64_t{rb} * 16 * G) * N, G * N, valid - rb * 16,
+                                     n_in, lane);
     cp_async_commit();
   };
   copy_c_rows(warp);

@@ -139,13 +139,13 @@ __device__ __forceinline__ void cp_async_wait() {
 // at or past cols_in, are zero-filled: their cp.async names the walked address with a source size
 // of 0, so nothing is read there (the address may lie past the tensor; no select or branch per
 // vector, which had nvcc recompute each row address: docs/performance.md).
+// `tid` is the thread's index among the kThreads copying (a warp copying alone passes its lane).
 template <int kRows, int kCols, int kThreads, class E>
 __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src, int64_t ld_src, int rows_in,
-                                                int cols_in) {
+                                                int cols_in, int tid = static_cast<int>(threadIdx.x)) {
   constexpr int kVec = 16 / static_cast<int>(sizeof(E)), kVecsPerRow = kCols / kVec;
   static_assert(kCols % kVec == 0 && kThreads % kVecsPerRow == 0, "whole vectors, whole rows per pass");
   constexpr int kRowStep = kThreads / kVecsPerRow, kPasses = (kRows + kRowStep - 1) / kRowStep;
-  const int tid = static_cast<int>(threadIdx.x);
   const int row = tid / kVecsPerRow, col = (tid % kVecsPerRow) * kVec;
   const bool col_in = col < cols_in;
   const E* from = src + row * ld_src + col;
@@ -159,6 +159,32 @@ __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src
     from += from_step;
     to += kRowStep * ld_dst;
   }
+}
+
+// ---- mbarriers that cp.async copies arrive on ------------------------------------------------------
+// A block's threads wait for one copy group without a block barrier: every thread issues its
+// share, then arrives on the group's mbarrier (initialized for all of them) once its copies land.
+__device__ __forceinline__ unsigned smem_addr(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+}
+// The mbarrier counts one arrival of this thread once all of its earlier cp.asyncs have landed.
+__device__ __forceinline__ void mbar_arrive_on_copies(uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+// Waits until the mbarrier's first phase has completed (every thread's copies before its arrival
+// are visible to this thread). Each barrier here is used for one phase only.
+__device__ __forceinline__ void mbar_wait_first_phase(uint64_t* bar) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_%=:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+      "@!done bra wait_%=;\n"
+      "}\n" ::"r"(smem_addr(bar))
+      : "memory");
 }
 
 // ---- ldmatrix and mma.sync -----------------------------------------------------------------------
