@@ -12,7 +12,8 @@
 #                                         the verification after a kernel change, part one: ssd-bench
 #                                         times the candidate (the bundle's library) and BUNDLE/before/ (the
 #                                         last verified library); the fuzz campaign of the candidate
-#                                         (SSD_FUZZ_SECONDS, default 610, two shards, from /tmp/ssd-campaign)
+#                                         (SSD_FUZZ_SECONDS, default 610, two shards, from SSD_CAMPAIGN_DIR,
+#                                         default /tmp/ssd-campaign)
 #                                         starts; the candidate runs the GPU tests and fast_problems.txt.
 #                                         It is kept if it passes and no op is slower (keep_candidate.py).
 #                                         The campaign runs on after the call ends: start verify-finish
@@ -115,7 +116,7 @@ case "${1:-}" in
     fi
     # Then the campaign, on the candidate, beside the tests: device time is what bounds a session,
     # and a candidate that fails the tests is not kept whatever the campaign says.
-    campaign=/tmp/ssd-campaign
+    campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
     rm -rf "$campaign" && mkdir -p "$campaign" &&
       cp -r "$here/lib" "$here/ssd-fuzz" "$here/ssd-kernel-worker" "$campaign/" && cp "$lib" "$campaign/libssd-kernels-cuda.so"
     for shard in 0 1; do
@@ -148,7 +149,7 @@ case "${1:-}" in
     echo "keep: $keep" | tee "$out/verify_kept.txt"
     ;;
   verify-finish)
-    campaign=/tmp/ssd-campaign
+    campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
     sanitize "$campaign/libssd-kernels-cuda.so" verify_
     save

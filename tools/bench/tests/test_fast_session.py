@@ -1,0 +1,72 @@
+"""fast_session.sh verify-start / verify-finish on a bundle of stand-in programs: the call that starts
+the campaign returns while the campaign runs, also when its output goes through a pipe (as a device
+call's `| tail` does), and verify-finish waits for the campaign and keeps its shards' results."""
+import os
+import pathlib
+import shutil
+import stat
+import subprocess
+import time
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "fast_session.sh"
+CAMPAIGN_SECONDS = 4
+
+# ssd-fuzz: a campaign (--time T) sleeps T seconds and prints a result line; a problem file passes.
+FUZZ = """#!/bin/sh
+time=0
+while [ $# -gt 0 ]; do
+  [ "$1" = --time ] && time=$2
+  shift
+done
+[ "$time" != 0 ] && sleep "$time"
+echo "| op | cases |"
+echo "no failures after $time s (stand-in)"
+"""
+TESTS = """#!/bin/sh
+echo "[  PASSED  ] 1 test."
+"""
+
+
+def executable(path, text):
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+def bundle(tmp_path):
+    here = tmp_path / "bundle"
+    (here / "lib").mkdir(parents=True)
+    shutil.copy(SCRIPT, here / "fast_session.sh")
+    executable(here / "ssd-fuzz", FUZZ)
+    executable(here / "ssd-kernel-worker", "#!/bin/sh\n")
+    executable(here / "ssd_gpu_tests", TESTS)
+    (here / "libssd-kernels-cuda.so").write_text("stand-in")
+    (here / "fast_problems.txt").write_text("")
+    (here / "manifest.txt").write_text("")
+    return here
+
+
+def run_phase(here, tmp_path, phase, out):
+    env = dict(os.environ, OUT=str(out), SSD_CAMPAIGN_DIR=str(tmp_path / "campaign"),
+               SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2")
+    # Through a pipe, which only closes when every process holding the script's stdout has ended.
+    started = time.monotonic()
+    shell = subprocess.run(["bash", "-c", f"bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    return shell, time.monotonic() - started
+
+
+def test_verify_start_returns_while_the_campaign_runs(tmp_path):
+    here = bundle(tmp_path)
+    start, seconds = run_phase(here, tmp_path, "verify-start", tmp_path / "out1")
+    assert start.returncode == 0, start.stdout
+    assert "campaign started" in start.stdout and "keep: candidate" in start.stdout
+    # The campaign sleeps CAMPAIGN_SECONDS; the call must not have waited for it.
+    assert seconds < CAMPAIGN_SECONDS - 1, start.stdout
+    assert (tmp_path / "out1" / "verify-start.tgz").is_file()
+
+    finish, seconds = run_phase(here, tmp_path, "verify-finish", tmp_path / "out2")
+    assert finish.returncode == 0, finish.stdout
+    # Both shards ran to their end and their last lines were kept.
+    assert finish.stdout.count(f"no failures after {CAMPAIGN_SECONDS} s (stand-in)") == 2, finish.stdout
+    for shard in (0, 1):
+        assert "no failures" in (tmp_path / "campaign" / f"shard{shard}.txt").read_text()
