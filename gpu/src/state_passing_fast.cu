@@ -265,17 +265,27 @@ int64_t vec_tiles(const StatePassingParams& p, const char* op) {
   return tiles;
 }
 
+// Calls f(Tag<T>{}) with T the states' storage type (as load(): anything but f16 and bf16 is f32).
+template <class T>
+struct Tag {
+  using type = T;
+};
+template <class F>
+void with_states_type(int32_t dtype, F&& f) {
+  switch (dtype) {
+    case SSD_DTYPE_F16: f(Tag<__half>{}); break;
+    case SSD_DTYPE_BF16: f(Tag<__nv_bfloat16>{}); break;
+    default: f(Tag<float>{}); break;
+  }
+}
+
 }  // namespace
 
 bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cudaStream_t stream) {
   const int64_t vec = vec_tiles(p, op);
   if (vec > 0 && vec <= 0x7fffffff) {
     const unsigned grid = static_cast<unsigned>(vec);
-    switch (p.states.dtype) {
-      case SSD_DTYPE_F16: launch_vec_out<__half>(p, grid, stream); break;
-      case SSD_DTYPE_BF16: launch_vec_out<__nv_bfloat16>(p, grid, stream); break;
-      default: launch_vec_out<float>(p, grid, stream); break;
-    }
+    with_states_type(p.states.dtype, [&](auto t) { launch_vec_out<typename decltype(t)::type>(p, grid, stream); });
     check_launch(op, "state_passing_vec_kernel");
     return true;
   }
@@ -283,11 +293,7 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
   if (tiles > 0x7fffffff) return false;
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
-  switch (p.states.dtype) {
-    case SSD_DTYPE_F16: launch_scalar<__half>(p, grid, stream); break;
-    case SSD_DTYPE_BF16: launch_scalar<__nv_bfloat16>(p, grid, stream); break;
-    default: launch_scalar<float>(p, grid, stream); break;
-  }
+  with_states_type(p.states.dtype, [&](auto t) { launch_scalar<typename decltype(t)::type>(p, grid, stream); });
   check_launch(op, "state_passing_fast_kernel");
   return true;
 }
