@@ -97,39 +97,51 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   const int second = row_blocks - 1 - warp;
   const int second_block = second >= kWarps ? second : -1;
 
+  allow_next_grid();
   // Loads whose latency the copies hide: issued first (the mbarrier arrivals below are compiler
   // memory barriers, so they would otherwise wait behind the whole x tile). Thread t holds token t
-  // of the chunk vectors and 4 vectors of 8 of the f32 entering states (zeros past P and N).
+  // of the chunk vectors and 4 vectors of 8 of the f32 entering states (zeros past P and N). In
+  // Mamba2Fwd (after_previous) dA, dt and the states are earlier stages' outputs: there the copies
+  // of x and C (inputs) go first, while those stages drain, then the wait, then these loads.
   const int k_own = tid;
   const bool k_in = k_own < valid;
   float dA_own = 0.0f, dt_own = 0.0f;
   int32_t id_own = 0, id_before = 0;
-  if (k_in) {
-    dA_own = load(p.dA, vec + k_own);
-    dt_own = load(p.dt, vec + k_own);
-    if (p.seq_idx != nullptr) {
-      const int32_t* row = p.seq_idx + b * S;
-      id_own = row[t0 + k_own];
-      id_before = c >= 1 ? row[t0 - 1] : 0;
-    }
+  if (k_in && p.seq_idx != nullptr) {
+    const int32_t* row = p.seq_idx + b * S;
+    id_own = row[t0 + k_own];
+    id_before = c >= 1 ? row[t0 - 1] : 0;
   }
   const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
   const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
   constexpr int kPrevVecs = kMaxN / 8, kPrevRowStep = kBlockThreads / kPrevVecs, kPrevPasses = kBN / kPrevRowStep;
   const int prev_col = (tid % kPrevVecs) * 8, prev_row = tid / kPrevVecs;
   float4 prev_v[kPrevPasses][2];
-  if (prev_f32) {
-    const float* prev = static_cast<const float*>(p.states.p);
+  const auto load_stage_outputs = [&] {
+    if (k_in) {
+      dA_own = load(p.dA, vec + k_own);
+      dt_own = load(p.dt, vec + k_own);
+    }
+    if (prev_f32) {
+      const float* prev = static_cast<const float*>(p.states.p);
 #pragma unroll
-    for (int i = 0; i < kPrevPasses; ++i) {
-      const int r = prev_row + i * kPrevRowStep;
-      prev_v[i][0] = prev_v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (r < rows_p && prev_col < n_in) {
-        const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
-        prev_v[i][0] = at[0], prev_v[i][1] = at[1];
+      for (int i = 0; i < kPrevPasses; ++i) {
+        const int r = prev_row + i * kPrevRowStep;
+        prev_v[i][0] = prev_v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (r < rows_p && prev_col < n_in) {
+          const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
+          prev_v[i][0] = at[0], prev_v[i][1] = at[1];
+        }
       }
     }
-  }
+  };
+  const auto copy_prev_16 = [&] {
+    if (!prev_f32) {
+      const T* prev = static_cast<const T*>(p.states.p);
+      copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
+    }
+  };
+  if (!p.after_previous) load_stage_outputs();
 
   if (tid == 0) {
 #pragma unroll
@@ -148,10 +160,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     cp_async_commit();
   };
   copy_c_rows(warp);
-  if (!prev_f32) {
-    const T* prev = static_cast<const T*>(p.states.p);
-    copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
-  }
+  if (!p.after_previous) copy_prev_16();
   cp_async_commit();
   const int x_groups = (valid + kGroup - 1) / kGroup;
 #pragma unroll
@@ -161,6 +170,12 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
                                                   x + ((b * S + t0 + j * kGroup) * H + h) * P + p0, H * P,
                                                   valid - j * kGroup, rows_p);
     mbar_arrive_on_copies(&bars[j]);
+    cp_async_commit();
+  }
+  if (p.after_previous) {
+    wait_previous_grid();
+    load_stage_outputs();
+    copy_prev_16();
     cp_async_commit();
   }
 
@@ -184,8 +199,13 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) = pack8<T>(v);
     }
   }
-  cp_async_wait<kGroups>();  // this thread's C rows and prev copies
-  __syncthreads();           // ... and every thread's, and the vectors
+  // This thread's C rows and prev copies (after_previous: the prev copies came last), then every
+  // thread's, and the vectors.
+  if (p.after_previous)
+    cp_async_wait<0>();
+  else
+    cp_async_wait<kGroups>();
+  __syncthreads();
 
   T* const out = static_cast<T*>(p.out.p);
   T* const out_x = static_cast<T*>(p.out_x.p);
@@ -362,7 +382,8 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
   const size_t smem = f16 ? Layout<__half>::kBytes : Layout<__nv_bfloat16>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
-  kernel<<<static_cast<unsigned>(tiles), kBlockThreads, smem, stream>>>(p);
+  launch_stage(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, smem, stream,
+               p.after_previous, p);
   check_launch(op, "chunk_scan_tc_kernel");
   return true;
 }

@@ -37,6 +37,7 @@ __host__ __device__ constexpr int round16(int v) { return (v + 15) / 16 * 16; }
 
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkStateParams p, bool vectors_by_copy) {
+  allow_next_grid();
   extern __shared__ uint4 smem[];
   unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);
   T* const sB = reinterpret_cast<T*>(bytes);             // [k][n] as stored
@@ -75,8 +76,13 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkS
       id_last = row_ids[valid - 1];
       id_k = row_ids[k];
     }
-    if (!vectors_by_copy) dA_end = load(p.dA, vec + Q - 1), dA_k = load(p.dA, vec + k), dt_k = load(p.dt, vec + k);
   }
+  // dA and dt are the previous stage's outputs in Mamba2Fwd: there they are loaded after the copies
+  // of x and B (inputs, issued while that stage drains) and the wait for it.
+  const auto load_vectors = [&] {
+    if (k < valid) dA_end = load(p.dA, vec + Q - 1), dA_k = load(p.dA, vec + k), dt_k = load(p.dt, vec + k);
+  };
+  if (!vectors_by_copy && !p.after_previous) load_vectors();
 
   // Group 0: dA and dt where they are f32 rows of 16-byte multiples (threads 0..63 dA, 64..127 dt,
   // Q / 4 <= 64 vectors each). Groups j: x and B rows [64 j, 64 j + 64), zeros past the valid
@@ -101,6 +107,10 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkS
       }
       cp_async_commit();
     }
+  }
+  if (p.after_previous) {
+    wait_previous_grid();
+    load_vectors();
   }
 
   // w[k] = exp(min(dA[Q-1] - dA[k], 0)) dt[k] for this thread's token k = tid where it enters the
@@ -175,11 +185,12 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.headdim, kBM);
   if (tiles > 0x7fffffff) return false;
   const bool vectors_by_copy = p.dA.dtype == SSD_DTYPE_F32 && p.dt.dtype == SSD_DTYPE_F32 && p.chunk % 4 == 0 &&
-                               aligned16(p.dA.p) && aligned16(p.dt.p);
+                               aligned16(p.dA.p) && aligned16(p.dt.p) && !p.after_previous;
   const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half> : chunk_state_tc_kernel<__nv_bfloat16>;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
              "cudaFuncSetAttribute(chunk_state_tc_kernel)");
-  kernel<<<static_cast<unsigned>(tiles), kBlockThreads, kSharedBytes, stream>>>(p, vectors_by_copy);
+  launch_stage(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, kSharedBytes,
+               stream, p.after_previous, p, vectors_by_copy);
   check_launch(op, "chunk_state_tc_kernel");
   return true;
 }

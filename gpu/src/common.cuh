@@ -13,6 +13,26 @@ namespace ssd_gpu {
 
 constexpr int kThreads = 256;  // every kernel runs 256-thread blocks
 
+// kernel<<<grid, block, smem, stream>>>(args...), with after_previous as a programmatic dependent
+// launch: the kernel's blocks may be scheduled once every block of the previous kernel on the
+// stream has run allow_next_grid(), and the kernel calls wait_previous_grid() before it reads that
+// kernel's results (tensor_access.cuh).
+template <class... Params, class... Args>
+void launch_stage(const char* op, const char* name, void (*kernel)(Params...), unsigned grid, unsigned block,
+                  size_t smem, cudaStream_t stream, bool after_previous, Args&&... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = after_previous ? 1 : 0;
+  cuda_check(op, cudaLaunchKernelEx(&config, kernel, static_cast<Args&&>(args)...), name);
+}
+
 // Tensor-core kernels (the *_tc.cu files, absent from the reference library built with
 // SSD_GPU_REFERENCE_ONLY): each launches and returns true where its dtype and alignment
 // conditions hold, and returns false otherwise, so the launcher of the op runs the fp32 kernel.

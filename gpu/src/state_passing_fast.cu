@@ -25,6 +25,8 @@ constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minim
 
 template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
+  allow_next_grid();
+  wait_previous_grid();  // every input is an output of the stages before (Mamba2Fwd)
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -72,11 +74,13 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passi
 }
 
 template <class T>
-void launch_scalar(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   if (p.chunks <= 8)
-    state_passing_fast_kernel<T, 8><<<grid, kThreads, 0, stream>>>(p);
+    launch_stage(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream,
+                 p.after_previous, p);
   else
-    state_passing_fast_kernel<T, 32><<<grid, kThreads, 0, stream>>>(p);
+    launch_stage(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream,
+                 p.after_previous, p);
 }
 
 // ---- Four consecutive elements per thread --------------------------------------------------------
@@ -186,6 +190,8 @@ constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
 // its 256 chunks are computed, so the first batch's round trip overlaps that of the scales.
 template <class T, class O, int kAhead>
 __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
+  allow_next_grid();
+  wait_previous_grid();  // every input is an output of the stages before (Mamba2Fwd)
   static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -225,19 +231,21 @@ __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePas
 }
 
 template <class T, class O>
-void launch_vec(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+void launch_vec(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   if (p.chunks <= 8 || kVecDeep<T> == 8)
-    state_passing_vec_kernel<T, O, 8><<<grid, kThreads, 0, stream>>>(p);
+    launch_stage(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, 8>, grid, kThreads, 0, stream,
+                 p.after_previous, p);
   else
-    state_passing_vec_kernel<T, O, kVecDeep<T>><<<grid, kThreads, 0, stream>>>(p);
+    launch_stage(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, kVecDeep<T>>, grid, kThreads,
+                 0, stream, p.after_previous, p);
 }
 
 template <class T>
-void launch_vec_out(const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+void launch_vec_out(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   switch (p.out.dtype) {  // as store(): anything but f16 and bf16 is f32
-    case SSD_DTYPE_F16: launch_vec<T, __half>(p, grid, stream); break;
-    case SSD_DTYPE_BF16: launch_vec<T, __nv_bfloat16>(p, grid, stream); break;
-    default: launch_vec<T, float>(p, grid, stream); break;
+    case SSD_DTYPE_F16: launch_vec<T, __half>(op, p, grid, stream); break;
+    case SSD_DTYPE_BF16: launch_vec<T, __nv_bfloat16>(op, p, grid, stream); break;
+    default: launch_vec<T, float>(op, p, grid, stream); break;
   }
 }
 
@@ -285,7 +293,7 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
   const int64_t vec = vec_tiles(p, op);
   if (vec > 0 && vec <= 0x7fffffff) {
     const unsigned grid = static_cast<unsigned>(vec);
-    with_states_type(p.states.dtype, [&](auto t) { launch_vec_out<typename decltype(t)::type>(p, grid, stream); });
+    with_states_type(p.states.dtype, [&](auto t) { launch_vec_out<typename decltype(t)::type>(op, p, grid, stream); });
     check_launch(op, "state_passing_vec_kernel");
     return true;
   }
@@ -293,7 +301,7 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
   if (tiles > 0x7fffffff) return false;
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
-  with_states_type(p.states.dtype, [&](auto t) { launch_scalar<typename decltype(t)::type>(p, grid, stream); });
+  with_states_type(p.states.dtype, [&](auto t) { launch_scalar<typename decltype(t)::type>(op, p, grid, stream); });
   check_launch(op, "state_passing_fast_kernel");
   return true;
 }

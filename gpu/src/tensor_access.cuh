@@ -73,6 +73,14 @@ __device__ __forceinline__ float within_chunk_decay_exp2(float dA_to, float dA_f
   return exp2f(fminf(dA_to - dA_from, 0.0f) * kLog2e);
 }
 
+// Programmatic dependent launch (sm_90). A kernel launched with after_previous may run while the
+// kernel before it on the stream drains: it waits here, before it reads what that kernel (or one
+// before that) wrote, and before it exits, so that its own completion implies theirs. A no-op for a
+// kernel launched plainly.
+__device__ __forceinline__ void wait_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// Lets the next kernel on the stream be scheduled once every block of this one has run this.
+__device__ __forceinline__ void allow_next_grid() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 // Inclusive prefix sum over the 32 lanes (lane 0 first); fixed order, so deterministic.
 __device__ __forceinline__ float warp_inclusive_scan(float v) {
   const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
