@@ -24,15 +24,19 @@ struct CouplingTile {
                                    2 * kTile * sizeof(int32_t);
 };
 
-// In Mamba2Fwd CB reads only inputs, so it runs while state_passing drains, and waits for it at
-// exit (whichever return), so that the scan's wait for CB covers the states too.
+// In Mamba2Fwd (stage_of_call) CB reads only the call's inputs, so it runs while state_passing
+// drains, and waits for it at exit (whichever return), so that the scan's wait for CB covers the
+// states too.
 struct WaitPreviousAtExit {
   __device__ ~WaitPreviousAtExit() { wait_previous_grid(); }
 };
 
 template <class T, int kTile>
 __global__ void __launch_bounds__(kThreads) chunk_coupling_tc_kernel(CouplingParams p) {
-  allow_next_grid();
+  if (p.stage_of_call)
+    allow_next_grid();
+  else
+    wait_then_allow_next_grid();
   const WaitPreviousAtExit wait_at_exit;
   using Tile = CouplingTile<kTile>;
   extern __shared__ uint4 smem[];
@@ -116,8 +120,7 @@ void launch_tile(const char* op, const CouplingParams& p, int64_t tiles, cudaStr
   const size_t smem = CouplingTile<kTile>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_coupling_tc_kernel)");
-  launch_stage(op, "launch of chunk_coupling_tc_kernel", kernel, static_cast<unsigned>(tiles), kThreads, smem, stream,
-               p.after_previous, p);
+  launch_kernel(op, "launch of chunk_coupling_tc_kernel", kernel, static_cast<unsigned>(tiles), kThreads, smem, stream, p);
   check_launch(op, "chunk_coupling_tc_kernel");
 }
 

@@ -13,6 +13,7 @@ constexpr int kStep = 4 * kWarp;    // tokens per warp step
 constexpr int kMaxChunk = 2048;     // sDt holds kHeads x Q floats
 
 __global__ void __launch_bounds__(kThreads) chunk_cumsum_fast_kernel(CumsumParams p) {
+  wait_then_allow_next_grid();
   extern __shared__ __align__(16) float sDt[];  // [kHeads][Q]: dt', 0 in the padded tail
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   const int Q = static_cast<int>(p.chunk), H = static_cast<int>(p.heads);
@@ -93,7 +94,8 @@ bool launch_chunk_cumsum_fast(const char* op, const CumsumParams& p, cudaStream_
                cudaFuncSetAttribute(chunk_cumsum_fast_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)),
                "cudaFuncSetAttribute");
-  chunk_cumsum_fast_kernel<<<static_cast<unsigned>(tiles), kThreads, shared, stream>>>(p);
+  launch_kernel(op, "launch of chunk_cumsum_fast_kernel", chunk_cumsum_fast_kernel, static_cast<unsigned>(tiles), kThreads,
+                shared, stream, p);
   check_launch(op, "chunk_cumsum_fast_kernel");
   return true;
 }

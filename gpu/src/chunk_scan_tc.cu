@@ -17,6 +17,10 @@
 // which then holds the warp's fp32 output rows for 16-byte stores).
 // cb is read in x's dtype or in f32 (Mamba2Fwd's, computed once per (chunk, group) by
 // SSDChunkCouplingFwd and shared by every head of the group from L2).
+// In Mamba2Fwd the blocks below early_blocks (the first wave, scheduled while the stages before
+// drain) copy x and C, the call's inputs, before they wait for those stages, and read dA, dt and
+// the entering states, their outputs, after; the later blocks find them finished and take the
+// order of a standalone call.
 #include <type_traits>
 
 #include "common.cuh"
@@ -27,6 +31,7 @@ namespace {
 
 constexpr int kWarps = 8;
 constexpr int kBlockThreads = kWarps * 32;
+constexpr int kBlocksPerSm = 2;
 constexpr int kBN = 64;           // head-dim p per block
 constexpr int kGroup = 64;        // tokens k per x copy group
 constexpr int kMaxN = 128;        // the fast path takes N <= 128 and Q <= 256
@@ -60,7 +65,7 @@ struct CbQuad {
 };
 
 template <class T, bool kCbF32>
-__global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkScanParams p) {
+__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_kernel(ChunkScanParams p, unsigned early_blocks) {
   using L = Layout<T>;
   extern __shared__ uint4 smem[];
   unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);
@@ -97,12 +102,12 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
   const int second = row_blocks - 1 - warp;
   const int second_block = second >= kWarps ? second : -1;
 
-  allow_next_grid();
+  const bool early = blockIdx.x < early_blocks;
+  if (!early) wait_then_allow_next_grid();
   // Loads whose latency the copies hide: issued first (the mbarrier arrivals below are compiler
   // memory barriers, so they would otherwise wait behind the whole x tile). Thread t holds token t
-  // of the chunk vectors and 4 vectors of 8 of the f32 entering states (zeros past P and N). In
-  // Mamba2Fwd (after_previous) dA, dt and the states are earlier stages' outputs: there the copies
-  // of x and C (inputs) go first, while those stages drain, then the wait, then these loads.
+  // of the chunk vectors and 4 vectors of 8 of the f32 entering states (zeros past P and N). An
+  // early block copies x and C first, then waits, then loads these.
   const int k_own = tid;
   const bool k_in = k_own < valid;
   float dA_own = 0.0f, dt_own = 0.0f;
@@ -141,7 +146,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
     }
   };
-  if (!p.after_previous) load_stage_outputs();
+  if (!early) load_stage_outputs();
 
   if (tid == 0) {
 #pragma unroll
@@ -160,7 +165,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     cp_async_commit();
   };
   copy_c_rows(warp);
-  if (!p.after_previous) copy_prev_16();
+  if (!early) copy_prev_16();
   cp_async_commit();
   const int x_groups = (valid + kGroup - 1) / kGroup;
 #pragma unroll
@@ -172,8 +177,8 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
     mbar_arrive_on_copies(&bars[j]);
     cp_async_commit();
   }
-  if (p.after_previous) {
-    wait_previous_grid();
+  if (early) {
+    wait_then_allow_next_grid();
     load_stage_outputs();
     copy_prev_16();
     cp_async_commit();
@@ -199,9 +204,9 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_scan_tc_kernel(ChunkSc
       *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) = pack8<T>(v);
     }
   }
-  // This thread's C rows and prev copies (after_previous: the prev copies came last), then every
+  // This thread's C rows and prev copies (in an early block the prev copies came last), then every
   // thread's, and the vectors.
-  if (p.after_previous)
+  if (early)
     cp_async_wait<0>();
   else
     cp_async_wait<kGroups>();
@@ -382,8 +387,9 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
   const size_t smem = f16 ? Layout<__half>::kBytes : Layout<__nv_bfloat16>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
-  launch_stage(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, smem, stream,
-               p.after_previous, p);
+  const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(kBlocksPerSm * multiprocessors(op)) : 0;
+  launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, smem, stream, p,
+                early_blocks);
   check_launch(op, "chunk_scan_tc_kernel");
   return true;
 }

@@ -10,6 +10,9 @@
 // tiles and heads of one chunk, so a group's B rows come from L2 after its first head.
 // B is scaled by w and rounded to x's dtype in registers between ldmatrix and mma
 // (WarpTile::run_b_rows_scaled), the same products as scaling it in shared memory.
+// In Mamba2Fwd the blocks below early_blocks (the first wave, scheduled while chunk_cumsum drains)
+// copy x and B, the call's inputs, before they wait for it, and load dA and dt, its outputs, after;
+// the later blocks find it finished and take the order of a standalone call.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -20,6 +23,7 @@ constexpr int kBM = 64;     // p per tile
 constexpr int kBN = 128;    // n per tile (the fast path takes N <= 128)
 constexpr int kMaxQ = 256;  // tokens per chunk the shared tiles hold (one per thread for w)
 constexpr int kWarps = 8, kBlockThreads = kWarps * 32;
+constexpr int kBlocksPerSm = 2;
 constexpr int kWarpN = kBN / kWarps;                      // n columns per warp, all kBM p
 constexpr int kGroupRows = 64, kGroups = kMaxQ / kGroupRows;  // cp.async groups of tokens
 constexpr int kLdX = kBM + 8, kLdB = kBN + 8;
@@ -31,13 +35,19 @@ constexpr size_t kBBytes = size_t{kMaxQ} * kLdB * 2, kXBytes = size_t{kMaxQ} * k
 constexpr size_t kVecBytes = 3 * kMaxQ * sizeof(float);
 constexpr size_t kSharedBytes = kBBytes + kXBytes + kVecBytes;
 // 228 KB of shared memory per sm_90 SM, 1 KB of it reserved per block.
-static_assert(2 * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
+static_assert(kBlocksPerSm * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
 
 __host__ __device__ constexpr int round16(int v) { return (v + 15) / 16 * 16; }
 
 template <class T>
-__global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkStateParams p, bool vectors_by_copy) {
-  allow_next_grid();
+__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
+    chunk_state_tc_kernel(ChunkStateParams p, bool vectors_by_copy, unsigned early_blocks) {
+  const bool early = blockIdx.x < early_blocks;
+  if (early)
+    allow_next_grid();  // the next stage (state_passing) waits before it reads anything
+  else
+    wait_then_allow_next_grid();
+  vectors_by_copy = vectors_by_copy && !early;
   extern __shared__ uint4 smem[];
   unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);
   T* const sB = reinterpret_cast<T*>(bytes);             // [k][n] as stored
@@ -77,12 +87,11 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkS
       id_k = row_ids[k];
     }
   }
-  // dA and dt are the previous stage's outputs in Mamba2Fwd: there they are loaded after the copies
-  // of x and B (inputs, issued while that stage drains) and the wait for it.
+  // In an early block dA and dt are loaded after the copies and the wait.
   const auto load_vectors = [&] {
     if (k < valid) dA_end = load(p.dA, vec + Q - 1), dA_k = load(p.dA, vec + k), dt_k = load(p.dt, vec + k);
   };
-  if (!vectors_by_copy && !p.after_previous) load_vectors();
+  if (!vectors_by_copy && !early) load_vectors();
 
   // Group 0: dA and dt where they are f32 rows of 16-byte multiples (threads 0..63 dA, 64..127 dt,
   // Q / 4 <= 64 vectors each). Groups j: x and B rows [64 j, 64 j + 64), zeros past the valid
@@ -108,7 +117,7 @@ __global__ void __launch_bounds__(kBlockThreads, 2) chunk_state_tc_kernel(ChunkS
       cp_async_commit();
     }
   }
-  if (p.after_previous) {
+  if (early) {
     wait_previous_grid();
     load_vectors();
   }
@@ -185,12 +194,13 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.headdim, kBM);
   if (tiles > 0x7fffffff) return false;
   const bool vectors_by_copy = p.dA.dtype == SSD_DTYPE_F32 && p.dt.dtype == SSD_DTYPE_F32 && p.chunk % 4 == 0 &&
-                               aligned16(p.dA.p) && aligned16(p.dt.p) && !p.after_previous;
+                               aligned16(p.dA.p) && aligned16(p.dt.p);
+  const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(kBlocksPerSm * multiprocessors(op)) : 0;
   const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half> : chunk_state_tc_kernel<__nv_bfloat16>;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
              "cudaFuncSetAttribute(chunk_state_tc_kernel)");
-  launch_stage(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, kSharedBytes,
-               stream, p.after_previous, p, vectors_by_copy);
+  launch_kernel(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, kSharedBytes,
+                stream, p, vectors_by_copy, early_blocks);
   check_launch(op, "chunk_state_tc_kernel");
   return true;
 }

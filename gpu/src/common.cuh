@@ -13,13 +13,15 @@ namespace ssd_gpu {
 
 constexpr int kThreads = 256;  // every kernel runs 256-thread blocks
 
-// kernel<<<grid, block, smem, stream>>>(args...), with after_previous as a programmatic dependent
-// launch: the kernel's blocks may be scheduled once every block of the previous kernel on the
-// stream has run allow_next_grid(), and the kernel calls wait_previous_grid() before it reads that
-// kernel's results (tensor_access.cuh).
+// kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch: the kernel's
+// blocks may be scheduled while the previous kernel on the stream drains, once every block of that
+// one has run allow_next_grid() or exited, so a launch's latency overlaps the previous kernel's
+// tail. Every kernel launched so calls wait_previous_grid() before it reads or writes global memory
+// another kernel may touch (tensor_access.cuh). A plain launch where programmatic_launch_enabled()
+// (host.h) is false.
 template <class... Params, class... Args>
-void launch_stage(const char* op, const char* name, void (*kernel)(Params...), unsigned grid, unsigned block,
-                  size_t smem, cudaStream_t stream, bool after_previous, Args&&... args) {
+void launch_kernel(const char* op, const char* name, void (*kernel)(Params...), unsigned grid, unsigned block,
+                   size_t smem, cudaStream_t stream, Args&&... args) {
   cudaLaunchAttribute attribute{};
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
@@ -29,7 +31,7 @@ void launch_stage(const char* op, const char* name, void (*kernel)(Params...), u
   config.dynamicSmemBytes = smem;
   config.stream = stream;
   config.attrs = &attribute;
-  config.numAttrs = after_previous ? 1 : 0;
+  config.numAttrs = programmatic_launch_enabled() ? 1 : 0;
   cuda_check(op, cudaLaunchKernelEx(&config, kernel, static_cast<Args&&>(args)...), name);
 }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
@@ -37,6 +38,17 @@ inline int64_t multiprocessors(const char* op) {
   cuda_check(op, cudaGetDevice(&device), "cudaGetDevice");
   cuda_check(op, cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device), "cudaDeviceGetAttribute");
   return count;
+}
+
+// Whether launch_kernel (common.cuh) launches the fast kernels as programmatic dependent launches:
+// yes unless the environment sets SSD_GPU_PDL=0 (read once), which launches them plainly, so a
+// difference can be traced to the overlap.
+inline bool programmatic_launch_enabled() {
+  static const bool enabled = [] {
+    const char* value = std::getenv("SSD_GPU_PDL");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return enabled;
 }
 
 inline In in(const ssd_tensor& t) { return In{t.data, t.dtype}; }

@@ -26,9 +26,9 @@ struct Dims {
   int64_t chunk;    // Q: tokens per chunk
   int64_t chunks;   // NC = ceil(S / Q)
 };
-// after_previous, a field of the blocks of Mamba2Fwd's later stages: their fast kernels are launched
-// with programmatic stream serialization, so their blocks may start while the previous stage
-// drains (common.cuh, launch_stage).
+// stage_of_call, a field of the blocks of Mamba2Fwd's later stages: the previous kernel on the
+// stream is an earlier stage of the same call, which writes none of the call's inputs, so the stage's
+// fast kernel may read (copy) those before it waits for that kernel (tensor_access.cuh).
 
 // The sizes of a token-major call (x [Bt,S,H,P], B-like [Bt,S,G,N]) cut into chunks of `chunk` > 0
 // tokens.
@@ -76,7 +76,7 @@ struct CouplingParams : Dims {
   const int32_t* seq_idx;
   Out CB;                 // [Bt,NC,G,Q,Q]
   bool causal;            // skip tiles wholly above the diagonal (left unwritten)
-  bool after_previous;
+  bool stage_of_call;
   int32_t operand_dtype;  // dot operands rounded to this dtype first; -1: used as they are
 };
 static_assert(sizeof(CouplingParams) <= 128, "as CumsumParams: read directly, not through an address");
@@ -87,7 +87,7 @@ struct ChunkStateParams : Dims {
   In B, x, dt, dA;  // B [Bt,S,G,N], x [Bt,S,H,P], dt and dA [Bt,H,NC,Q]
   const int32_t* seq_idx;
   Out states;  // [Bt,NC,H,P,N]
-  bool after_previous;
+  bool stage_of_call;
 };
 void launch_chunk_state(const char* op, const ChunkStateParams& p, cudaStream_t stream);
 
@@ -102,7 +102,6 @@ struct StatePassingParams : Dims {
   Out out;              // [Bt,NC,H,D]
   float* final_states;  // [Bt,H,D], may be null
   int64_t width;        // D
-  bool after_previous;
 };
 void launch_state_passing(const char* op, const StatePassingParams& p, cudaStream_t stream);
 
@@ -110,7 +109,7 @@ void launch_state_passing(const char* op, const StatePassingParams& p, cudaStrea
 struct ChunkScanParams : Dims {
   In cb, x, dt, dA, C, states, D, z;  // D, z may be null
   bool d_has_hdim;
-  bool after_previous;
+  bool stage_of_call;
   const int32_t* seq_idx;
   Out out, out_x;  // out_x.p may be null
 };

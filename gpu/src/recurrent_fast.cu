@@ -50,6 +50,7 @@ __device__ __forceinline__ float4 load4<float>(const float* p) {
 // flight: one row per warp left the memory system idle between a warp's round trips.
 template <class T, int kVecs, int kRows>
 __global__ void __launch_bounds__(kThreads) recurrent_fast_kernel(FastParams p) {
+  wait_then_allow_next_grid();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t H = p.heads, P = p.headdim, N = p.dstate;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp) * kRows;
@@ -367,6 +368,7 @@ __device__ __forceinline__ int32_t row_slot(const PipeParams& p, int32_t b) {
 // so no two groups share a state row.
 template <class T, int kVecs, int kRows>
 __global__ void __launch_bounds__(kThreads, (kPipeMinBlocks<T, kVecs, kRows>)) recurrent_pipe_kernel(PipeParams p) {
+  wait_then_allow_next_grid();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const uint32_t warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp;
   Walk w = decompose(p, warp * kRows);
@@ -436,7 +438,8 @@ bool launch_pipe(const FastParams& f, cudaStream_t stream) {
   p.heads_per_group = static_cast<int32_t>(f.heads / f.groups);
   p.groups = static_cast<int32_t>(f.groups);
   p.softplus = f.softplus;
-  recurrent_pipe_kernel<T, kVecs, kRows><<<blocks, kThreads, 0, stream>>>(p);
+  launch_kernel("recurrent", "launch of recurrent_pipe_kernel", recurrent_pipe_kernel<T, kVecs, kRows>, blocks, kThreads, 0,
+                stream, p);
   return true;
 }
 
@@ -460,9 +463,11 @@ void launch_rows(const FastParams& p, cudaStream_t stream) {
   const bool two = p.headdim % 2 == 0 && rows / 2 >= multiprocessors("recurrent") * 64;
   const auto blocks = [&](int per_warp) { return static_cast<unsigned>(ceil_div(rows, kRowsPerBlock * per_warp)); };
   if (two)
-    recurrent_fast_kernel<T, kVecs, 2><<<blocks(2), kThreads, 0, stream>>>(p);
+    launch_kernel("recurrent", "launch of recurrent_fast_kernel", recurrent_fast_kernel<T, kVecs, 2>, blocks(2), kThreads, 0,
+                  stream, p);
   else
-    recurrent_fast_kernel<T, kVecs, 1><<<blocks(1), kThreads, 0, stream>>>(p);
+    launch_kernel("recurrent", "launch of recurrent_fast_kernel", recurrent_fast_kernel<T, kVecs, 1>, blocks(1), kThreads, 0,
+                  stream, p);
 }
 
 template <class T>

@@ -25,8 +25,7 @@ constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minim
 
 template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
-  allow_next_grid();
-  wait_previous_grid();  // every input is an output of the stages before (Mamba2Fwd)
+  wait_then_allow_next_grid();
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -76,11 +75,9 @@ __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passi
 template <class T>
 void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   if (p.chunks <= 8)
-    launch_stage(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream,
-                 p.after_previous, p);
+    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream, p);
   else
-    launch_stage(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream,
-                 p.after_previous, p);
+    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream, p);
 }
 
 // ---- Four consecutive elements per thread --------------------------------------------------------
@@ -190,8 +187,7 @@ constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
 // its 256 chunks are computed, so the first batch's round trip overlaps that of the scales.
 template <class T, class O, int kAhead>
 __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
-  allow_next_grid();
-  wait_previous_grid();  // every input is an output of the stages before (Mamba2Fwd)
+  wait_then_allow_next_grid();
   static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -233,11 +229,10 @@ __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePas
 template <class T, class O>
 void launch_vec(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
   if (p.chunks <= 8 || kVecDeep<T> == 8)
-    launch_stage(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, 8>, grid, kThreads, 0, stream,
-                 p.after_previous, p);
+    launch_kernel(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, 8>, grid, kThreads, 0, stream, p);
   else
-    launch_stage(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, kVecDeep<T>>, grid, kThreads,
-                 0, stream, p.after_previous, p);
+    launch_kernel(op, "launch of state_passing_vec_kernel", state_passing_vec_kernel<T, O, kVecDeep<T>>, grid, kThreads,
+                 0, stream, p);
 }
 
 template <class T>

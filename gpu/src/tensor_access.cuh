@@ -73,13 +73,20 @@ __device__ __forceinline__ float within_chunk_decay_exp2(float dA_to, float dA_f
   return exp2f(fminf(dA_to - dA_from, 0.0f) * kLog2e);
 }
 
-// Programmatic dependent launch (sm_90). A kernel launched with after_previous may run while the
-// kernel before it on the stream drains: it waits here, before it reads what that kernel (or one
-// before that) wrote, and before it exits, so that its own completion implies theirs. A no-op for a
-// kernel launched plainly.
+// Programmatic dependent launch (sm_90; common.cuh launch_kernel). wait_previous_grid() returns once
+// the previous kernel on the stream has finished and its writes are visible (at once for a kernel
+// launched plainly); allow_next_grid() lets the next kernel be scheduled once every block of this
+// one has run it. A kernel's completion implies its predecessor's, since it waits before it exits.
 __device__ __forceinline__ void wait_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-// Lets the next kernel on the stream be scheduled once every block of this one has run this.
 __device__ __forceinline__ void allow_next_grid() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+// The first statement of a kernel that reads nothing before the previous kernel has finished. It
+// lets the next kernel be scheduled only after its own wait, so that a kernel scheduled after it
+// finds every kernel before this one finished: what lets Mamba2Fwd's later stages (stage_of_call)
+// read the call's inputs before they wait.
+__device__ __forceinline__ void wait_then_allow_next_grid() {
+  wait_previous_grid();
+  allow_next_grid();
+}
 
 // Inclusive prefix sum over the 32 lanes (lane 0 first); fixed order, so deterministic.
 __device__ __forceinline__ float warp_inclusive_scan(float v) {

@@ -94,7 +94,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     auto* states = static_cast<float*>(scratch.get(sizeof(float) * state_elems, "chunk states"));
     void* prev = scratch.get(dtype_size(a.C.dtype) * state_elems, "entering states");
     // All temporaries before the first kernel, so that the stages follow each other directly (in a
-    // captured graph, kernel after kernel) and can overlap (after_previous).
+    // captured graph, kernel after kernel) and can overlap (stage_of_call).
     const int64_t cb_elems = d.batch * NC * d.groups * Q * Q;
     auto* cb = static_cast<float*>(scratch.get(sizeof(float) * cb_elems, "CB"));
     const int32_t* seq = ids(a.seq_idx);
@@ -119,7 +119,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     st.seq_idx = seq;
     st.states = Out{states, SSD_DTYPE_F32};
     fill_dims(st, d, Q);
-    st.after_previous = true;
+    st.stage_of_call = true;
     launch_chunk_state(op, st, stream);
 
     StatePassingParams sp{};
@@ -133,7 +133,6 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sp.final_states = static_cast<float*>(a.final_states.data);
     fill_dims(sp, d, Q);
     sp.width = d.headdim * d.dstate;
-    sp.after_previous = true;
     launch_state_passing(op, sp, stream);
 
     ChunkScanParams sc{};
@@ -157,11 +156,11 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     fill_dims(cp, d, Q);
     cp.causal = true;        // chunk_scan reads only k <= i, so tiles above the diagonal are not needed
     cp.operand_dtype = -1;   // CB kept in f32 from the exact fp32 products (seq-masked)
-    cp.after_previous = true;
+    cp.stage_of_call = true;
     launch_chunk_coupling(op, cp, stream);
 
     sc.cb = In{cb, SSD_DTYPE_F32};
-    sc.after_previous = true;
+    sc.stage_of_call = true;
     launch_chunk_scan(op, sc, stream);
   });
 }
