@@ -34,9 +34,9 @@ struct WaitPreviousAtExit {
 template <class T, int kTile>
 __global__ void __launch_bounds__(kThreads) chunk_coupling_tc_kernel(CouplingParams p) {
   if (p.stage_of_call)
-    allow_next_grid();
+    allow_next_grid();  // the scan's first wave copies its inputs meanwhile
   else
-    wait_then_allow_next_grid();
+    wait_previous_grid();
   const WaitPreviousAtExit wait_at_exit;
   using Tile = CouplingTile<kTile>;
   extern __shared__ uint4 smem[];

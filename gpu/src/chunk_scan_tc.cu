@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
   const int second_block = second >= kWarps ? second : -1;
 
   const bool early = blockIdx.x < early_blocks;
-  if (!early) wait_then_allow_next_grid();
+  if (!early) wait_previous_grid();
   // Loads whose latency the copies hide: issued first (the mbarrier arrivals below are compiler
   // memory barriers, so they would otherwise wait behind the whole x tile). Thread t holds token t
   // of the chunk vectors and 4 vectors of 8 of the f32 entering states (zeros past P and N). An
@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
     cp_async_commit();
   }
   if (early) {
-    wait_then_allow_next_grid();
+    wait_previous_grid();
     load_stage_outputs();
     copy_prev_16();
     cp_async_commit();

@@ -43,10 +43,8 @@ template <class T>
 __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     chunk_state_tc_kernel(ChunkStateParams p, bool vectors_by_copy, unsigned early_blocks) {
   const bool early = blockIdx.x < early_blocks;
-  if (early)
-    allow_next_grid();  // the next stage (state_passing) waits before it reads anything
-  else
-    wait_then_allow_next_grid();
+  if (!early) wait_previous_grid();
+  if (p.stage_of_call) allow_next_grid();  // state_passing, which waits before it reads anything
   vectors_by_copy = vectors_by_copy && !early;
   extern __shared__ uint4 smem[];
   unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);

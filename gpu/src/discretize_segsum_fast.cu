@@ -118,7 +118,7 @@ __device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* ra
 
 template <class T>
 __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastParams p) {
-  wait_then_allow_next_grid();
+  wait_previous_grid();
   extern __shared__ __align__(16) unsigned char smem[];
   const int Q = p.chunk, H = p.heads, G = p.groups, N = p.dstate;
   const int dt_bytes = p.dt.dtype == SSD_DTYPE_F32 ? 4 : 2;

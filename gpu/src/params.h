@@ -26,9 +26,11 @@ struct Dims {
   int64_t chunk;    // Q: tokens per chunk
   int64_t chunks;   // NC = ceil(S / Q)
 };
-// stage_of_call, a field of the blocks of Mamba2Fwd's later stages: the previous kernel on the
-// stream is an earlier stage of the same call, which writes none of the call's inputs, so the stage's
-// fast kernel may read (copy) those before it waits for that kernel (tensor_access.cuh).
+// stage_of_call, a field of the parameter blocks of Mamba2Fwd's stages: the kernels before and
+// after on the stream are stages of the same call (but for the first stage's predecessor and the
+// last's successor). A stage lets the next one be scheduled as soon as it has waited for its own
+// predecessor, and a stage after the first may read (copy) the call's inputs, which no stage
+// writes, before it waits (tensor_access.cuh).
 
 // The sizes of a token-major call (x [Bt,S,H,P], B-like [Bt,S,G,N]) cut into chunks of `chunk` > 0
 // tokens.
@@ -55,6 +57,7 @@ struct CumsumParams {
   float* dt_out;
   int64_t batch, seqlen, heads, chunk, chunks;  // as in Dims
   bool softplus;
+  bool stage_of_call;
   float lo, hi;
 };
 static_assert(sizeof(CumsumParams) <= 128, "chunk_cumsum's kernels read their parameter block directly");
@@ -102,6 +105,7 @@ struct StatePassingParams : Dims {
   Out out;              // [Bt,NC,H,D]
   float* final_states;  // [Bt,H,D], may be null
   int64_t width;        // D
+  bool stage_of_call;
 };
 void launch_state_passing(const char* op, const StatePassingParams& p, cudaStream_t stream);
 

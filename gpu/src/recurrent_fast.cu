@@ -50,7 +50,7 @@ __device__ __forceinline__ float4 load4<float>(const float* p) {
 // flight: one row per warp left the memory system idle between a warp's round trips.
 template <class T, int kVecs, int kRows>
 __global__ void __launch_bounds__(kThreads) recurrent_fast_kernel(FastParams p) {
-  wait_then_allow_next_grid();
+  wait_previous_grid();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int64_t H = p.heads, P = p.headdim, N = p.dstate;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / kWarp) * kRows;
@@ -368,7 +368,7 @@ __device__ __forceinline__ int32_t row_slot(const PipeParams& p, int32_t b) {
 // so no two groups share a state row.
 template <class T, int kVecs, int kRows>
 __global__ void __launch_bounds__(kThreads, (kPipeMinBlocks<T, kVecs, kRows>)) recurrent_pipe_kernel(PipeParams p) {
-  wait_then_allow_next_grid();
+  wait_previous_grid();
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const uint32_t warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp;
   Walk w = decompose(p, warp * kRows);

@@ -25,7 +25,8 @@ constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minim
 
 template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
-  wait_then_allow_next_grid();
+  wait_previous_grid();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -187,7 +188,8 @@ constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
 // its 256 chunks are computed, so the first batch's round trip overlaps that of the scales.
 template <class T, class O, int kAhead>
 __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
-  wait_then_allow_next_grid();
+  wait_previous_grid();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
   static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);

@@ -75,18 +75,16 @@ __device__ __forceinline__ float within_chunk_decay_exp2(float dA_to, float dA_f
 
 // Programmatic dependent launch (sm_90; common.cuh launch_kernel). wait_previous_grid() returns once
 // the previous kernel on the stream has finished and its writes are visible (at once for a kernel
-// launched plainly); allow_next_grid() lets the next kernel be scheduled once every block of this
-// one has run it. A kernel's completion implies its predecessor's, since it waits before it exits.
+// launched plainly); every kernel calls it before it touches memory another kernel may, so its
+// completion implies its predecessor's. allow_next_grid() lets the next kernel be scheduled once
+// every block of this one has run it (or exited): only a stage of Mamba2Fwd whose next kernel is a
+// stage of the same call runs it, after its own wait (so that a kernel scheduled after it finds
+// every kernel before it finished). Elsewhere the next kernel is scheduled as this one's blocks exit,
+// onto SMs they have left: scheduled early, beside blocks still running, a grid of one wave with
+// several blocks per SM lands unevenly (chunk_cumsum b8, recurrent b1 and discretize_segsum with
+// 256 blocks ran 13-15% slower so on the H200).
 __device__ __forceinline__ void wait_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void allow_next_grid() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
-// The first statement of a kernel that reads nothing before the previous kernel has finished. It
-// lets the next kernel be scheduled only after its own wait, so that a kernel scheduled after it
-// finds every kernel before this one finished: what lets Mamba2Fwd's later stages (stage_of_call)
-// read the call's inputs before they wait.
-__device__ __forceinline__ void wait_then_allow_next_grid() {
-  wait_previous_grid();
-  allow_next_grid();
-}
 
 // Inclusive prefix sum over the 32 lanes (lane 0 first); fixed order, so deterministic.
 __device__ __forceinline__ float warp_inclusive_scan(float v) {

@@ -109,6 +109,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     cs.softplus = a.dt_softplus != 0;
     cs.lo = static_cast<float>(a.dt_limit_lo);
     cs.hi = static_cast<float>(a.dt_limit_hi);
+    cs.stage_of_call = true;
     launch_chunk_cumsum(op, cs, stream);
 
     ChunkStateParams st{};
@@ -133,6 +134,7 @@ ssd_status mamba2(const ssd_mamba2_args* args) {
     sp.final_states = static_cast<float*>(a.final_states.data);
     fill_dims(sp, d, Q);
     sp.width = d.headdim * d.dstate;
+    sp.stage_of_call = true;
     launch_state_passing(op, sp, stream);
 
     ChunkScanParams sc{};
