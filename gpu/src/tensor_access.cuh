@@ -78,11 +78,12 @@ __device__ __forceinline__ float within_chunk_decay_exp2(float dA_to, float dA_f
 // launched plainly); every kernel calls it before it touches memory another kernel may, so its
 // completion implies its predecessor's. allow_next_grid() lets the next kernel be scheduled once
 // every block of this one has run it (or exited): only a stage of Mamba2Fwd whose next kernel is a
-// stage of the same call runs it, after its own wait (so that a kernel scheduled after it finds
-// every kernel before it finished). Elsewhere the next kernel is scheduled as this one's blocks exit,
-// onto SMs they have left: scheduled early, beside blocks still running, a grid of one wave with
-// several blocks per SM lands unevenly (chunk_cumsum b8, recurrent b1 and discretize_segsum with
-// 256 blocks ran 13-15% slower so on the H200).
+// stage of the same call runs it, chunk_cumsum, chunk_state and state_passing after their own wait
+// (so that a stage scheduled after them finds every kernel before the call finished), CB, which
+// reads only the call's inputs, at its start. Elsewhere the next kernel is scheduled as this one's
+// blocks exit, onto SMs they have left: scheduled early, beside blocks still running, a grid of one
+// wave with several blocks per SM lands unevenly (chunk_cumsum b8, recurrent b1 and
+// discretize_segsum with 256 blocks ran 13-15% slower so on the H200).
 __device__ __forceinline__ void wait_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void allow_next_grid() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 
