@@ -133,7 +133,9 @@ int main(int argc, char** argv) {
                  "emulation-tf32, mutant-<flaw> (docs/kernel-abi.md)")->required();
   app.add_option("--ops", ops, "ops to fuzz, comma separated (default: all the library implements)");
   app.add_option("--dtypes", dtypes, "primary dtypes f32, f16, bf16, comma separated (default: all)");
-  auto* time_option = app.add_option("--time", time_text, "seconds to run, in (0, 1e7] (default 60)");
+  auto* time_option = app.add_option("--time", time_text,
+                                     "seconds to run, in (0, 1e7] (default 60; a replay of --problem or --problems runs "
+                                     "every given problem unless --time or --cases is given)");
   auto* cases_option = app.add_option("--cases", cases_text, "cases to run in this shard, instead of --time (1 .. 2^40)");
   time_option->excludes(cases_option);
   app.add_option("--seed", seed_text, "campaign seed, 0 .. 2^64-1 (default: from the clock; printed)");
@@ -218,6 +220,8 @@ int main(int argc, char** argv) {
     }
     if (!problems_file.empty())
       for (ssd::Problem& p : read_problems(problems_file)) o.problems.push_back(std::move(p));
+    // A replay is of the problems asked for: the default time would cut it wherever the host is slow.
+    if (!o.problems.empty() && !time_option->count()) o.seconds.reset();
     if (app.count("--f32-dots")) {
       if (f32_dots != "ieee" && f32_dots != "tf32") throw ssd::ArgumentError("--f32-dots", "'" + f32_dots + "' is not ieee or tf32");
       o.f32_dots = f32_dots == "tf32" ? ssd::DotPrecision::tf32 : ssd::DotPrecision::ieee;

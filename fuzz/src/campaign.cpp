@@ -188,6 +188,9 @@ CampaignSummary summarize_verdicts(const CampaignResult& r) {
 CampaignSummary summarize(const CampaignResult& r) {
   CampaignSummary s = summarize_verdicts(r);
   if (r.stopped_by) s.line += " (stopped by " + signal_name(r.stopped_by) + ")";
+  if (r.given_run < r.given)
+    s.line += " (" + std::to_string(r.given_run) + " of " + std::to_string(r.given) +
+              " given problems run: the time or case limit ended the replay)";
   return s;
 }
 
@@ -243,6 +246,9 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
 
   if (!o.problems.empty()) {  // replay: the given cases, this shard's share of them
     std::int64_t done = 0;
+    result.given = static_cast<std::int64_t>((o.problems.size() - static_cast<std::size_t>(o.shard) +
+                                              static_cast<std::size_t>(o.shards) - 1) /
+                                             static_cast<std::size_t>(o.shards));
     for (std::size_t i = static_cast<std::size_t>(o.shard); i < o.problems.size(); i += static_cast<std::size_t>(o.shards)) {
       if (out_of_time(done)) break;
       const Problem& p = o.problems[i];
@@ -256,6 +262,7 @@ CampaignResult run_campaign(const KernelLibrary& library, const CampaignOptions&
       if (progress) progress(result, result.seconds);
     }
     result.seconds = since(start);
+    result.given_run = done;
     result.stopped_by = stop_requested(o);
     return result;
   }

@@ -119,6 +119,27 @@ TEST(Campaign, ReplayRunsExactlyTheGivenProblems) {
   EXPECT_EQ(report["failures"][0]["problem"], r.failures[0].judgement.problem);
 }
 
+// A replay cut short by its case limit says how many of the given problems ran (2 of 3 here);
+// one that ran them all says nothing more.
+TEST(Campaign, ReplayCutShortSaysHowManyRan) {
+  ssd::CampaignOptions o;
+  o.problems = {ssd::parse_problem("recurrent:f32 b2 h2 p4 g1 n4 seed=1"),
+                ssd::parse_problem("recurrent:f32 b1 h2 p4 g1 n4 seed=2"),
+                ssd::parse_problem("recurrent:f32 b3 h1 p4 g1 n4 seed=3")};
+  o.cases = 2;
+  const auto library = ssd::KernelLibrary::open("emulation");
+  const ssd::CampaignResult cut = ssd::run_campaign(library, o);
+  EXPECT_EQ(cut.given, 3);
+  EXPECT_EQ(cut.given_run, 2);
+  EXPECT_NE(ssd::summarize(cut).line.find("(2 of 3 given problems run"), std::string::npos) << ssd::summarize(cut).line;
+  o.cases.reset();
+  const ssd::CampaignResult all = ssd::run_campaign(library, o);
+  EXPECT_EQ(all.given_run, 3);
+  EXPECT_EQ(ssd::summarize(all).line.find("given problems run"), std::string::npos) << ssd::summarize(all).line;
+  o.shard = 1, o.shards = 2;  // shard 1 of 2 holds the second problem only
+  EXPECT_EQ(ssd::run_campaign(library, o).given, 1);
+}
+
 TEST(Shrink, CandidatesAreValidAndDropTokens) {
   const ssd::Problem p = ssd::parse_problem("mamba2:bf16 b2 s37 h4 p8 g2 n8 q16 +dt_bias +softplus +D +z +init seq=rand B=f32 seed=3");
   const auto candidates = ssd::shrink_candidates(p);
@@ -162,7 +183,9 @@ TEST(Shrink, DrawnRowLengthsBecomeRowsAndShrinkWithTheSizes) {
   q.rows = drawn;
   for (const auto& c : ssd::shrink_candidates(q)) {
     EXPECT_FALSE(ssd::invalid_reason(c)) << ssd::to_string(c);
-    if (!c.varlen) EXPECT_TRUE(c.rows.empty()) << ssd::to_string(c);
+    if (!c.varlen) {
+      EXPECT_TRUE(c.rows.empty()) << ssd::to_string(c);
+    }
     for (std::size_t i = 0; i < c.rows.size(); ++i)
       EXPECT_EQ(c.rows[i], std::min(drawn[i], c.tokens)) << ssd::to_string(c);
   }

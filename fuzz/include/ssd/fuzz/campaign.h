@@ -86,6 +86,9 @@ struct CampaignResult {
   std::vector<Failure> failures;
   double seconds = 0;
   int stopped_by = 0;  // the signal that ended the campaign before its time, 0 when none did
+  // Replay: this shard's share of the given problems, and how many of them ran (fewer where
+  // `seconds`, `cases` or a signal ended the replay first).
+  std::int64_t given = 0, given_run = 0;
 };
 
 // How a campaign ended, as ssd-fuzz reports it: exit status 0 (every op ran cases, none failed),
@@ -94,7 +97,9 @@ struct CampaignSummary {
   int exit_status = 0;
   std::string line;
 };
-CampaignSummary summarize(const CampaignResult& result);  // "... (stopped by SIGTERM)" when a signal ended it
+// "... (stopped by SIGTERM)" when a signal ended it, "... (58 of 71 given problems run ...)" when a
+// replay ended before its last problem.
+CampaignSummary summarize(const CampaignResult& result);
 std::string signal_name(int signal);  // "SIGTERM", "SIGINT", "signal 10"
 
 // Progress callback: called after every case with the running totals.
