@@ -110,12 +110,6 @@ __device__ TileAt locate(const CouplingParams& p, const Cursor& at) {
   return t;
 }
 
-// 4 bytes from src to dst; with pred false nothing is read and dst is zero-filled (a seq id).
-__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool pred) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(pred ? 4 : 0));
-}
-
 // The slots of ring entry s: its C tile and its B tile, each followed by the seq ids of its tokens.
 template <int kTile>
 __device__ __forceinline__ char* c_slot(char* ring, int s) {

@@ -27,7 +27,7 @@ namespace {
 constexpr int kBM = 64;     // p per tile
 constexpr int kBN = 128;    // n per tile (the fast path takes N <= 128)
 constexpr int kMaxQ = 256;  // tokens per chunk the shared tiles hold (one per thread for w)
-constexpr int kWarps = 8, kBlockThreads = kWarps * 32, kBlocksPerSM = 2;
+constexpr int kWarps = 8, kBlockThreads = kWarps * 32, kBlocksPerSm = 2;
 constexpr int kWarpN = kBN / kWarps;                          // n columns per warp, all kBM p
 constexpr int kGroupRows = 64, kGroups = kMaxQ / kGroupRows;  // cp.async groups of tokens
 constexpr int kLdX = kBM + 8, kLdB = kBN + 8;
@@ -45,7 +45,7 @@ constexpr size_t kBBytes = size_t{kMaxQ} * kLdB * 2, kXBytes = size_t{kMaxQ} * k
 constexpr size_t kVecBytes = 3 * kMaxQ * sizeof(float) + kMaxQ * sizeof(int32_t);
 constexpr size_t kSharedBytes = kBBytes + kXBytes + kVecBytes;
 // 228 KB of shared memory per sm_90 SM, 1 KB of it reserved per block.
-static_assert(kBlocksPerSM * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
+static_assert(kBlocksPerSm * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
 
 __host__ __device__ constexpr int round16(int v) { return (v + 15) / 16 * 16; }
 
@@ -105,7 +105,7 @@ struct TilePlace {
 };
 
 template <class T>
-__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSM)
+__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     chunk_state_tc_kernel(ChunkStateParams p, TileWalk walk, bool vectors_by_copy, bool ids_by_copy) {
   wait_previous_grid();
   if (p.stage_of_call) allow_next_grid();  // state_passing, which waits before it reads anything
@@ -330,7 +330,7 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   // busiest block and at most 1/64 to the busiest SM against one tile per run (B is copied once per
   // run; the 640 tiles of Mamba2Fwd 2p7b keep one tile per run: runs of 3 would give some SM 6
   // tiles instead of 5).
-  const int64_t sms = multiprocessors(op), slots = kBlocksPerSM * sms;
+  const int64_t sms = multiprocessors(op), slots = kBlocksPerSm * sms;
   const Load single = load_of(tiles, 1, sms, slots);
   int64_t run = kMaxRun;
   for (; run > 1; --run) {
