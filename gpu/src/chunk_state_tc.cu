@@ -16,13 +16,17 @@
 // splitting k between two warpgroups and summing through shared memory, was bound by that latency,
 // not by memory). B is scaled by w and rounded to x's dtype in registers between ldmatrix and mma
 // (WarpTile::run_b_rows_scaled), the same products as scaling it in shared memory.
-#include <algorithm>
-
+#include "chunk_state_walk.h"
 #include "common.cuh"
 #include "mma.cuh"
 
 namespace ssd_gpu {
 namespace {
+
+using chunk_state_walk::advance;
+using chunk_state_walk::tile_at;
+using chunk_state_walk::TileAt;
+using chunk_state_walk::TileWalk;
 
 constexpr int kBM = 64;     // p per tile
 constexpr int kBN = 128;    // n per tile (the fast path takes N <= 128)
@@ -48,55 +52,6 @@ constexpr size_t kSharedBytes = kBBytes + kXBytes + kVecBytes;
 static_assert(kBlocksPerSm * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
 
 __host__ __device__ constexpr int round16(int v) { return (v + 15) / 16 * 16; }
-
-// A tile's index in the order of states (p tile fastest, then the head within its group, the group,
-// the chunk, the batch) and that index's digits.
-struct TileAt {
-  unsigned index, pt, hi, g, c, b;
-};
-
-// How the blocks walk the tiles: in runs of `run` consecutive tiles, block i taking runs i, i + grid,
-// i + 2 grid, ... (a run's tiles of one group's chunk share its B rows, which then stay in shared
-// memory). `one` and `jump` are the steps to a run's next tile and from a run's last tile to the
-// block's next run, (grid - 1) run + 1, as digits (the radices below; the batch digit is unbounded),
-// so a block steps by adding digits with carries, not by dividing.
-struct TileWalk {
-  unsigned tiles, run;
-  unsigned p_tiles, heads_per_group, groups, chunks;
-  TileAt one, jump;
-};
-
-__host__ __device__ TileAt tile_at(unsigned index, const TileWalk& w) {
-  TileAt t;
-  t.index = index;
-  t.pt = index % w.p_tiles;
-  index /= w.p_tiles;
-  t.hi = index % w.heads_per_group;
-  index /= w.heads_per_group;
-  t.g = index % w.groups;
-  index /= w.groups;
-  t.c = index % w.chunks;
-  t.b = index / w.chunks;
-  return t;
-}
-
-// d + s + carry with d, s < radix and carry 0 or 1: below 2 radix, so one subtraction wraps it.
-__device__ __forceinline__ void add_digit(unsigned& d, unsigned s, unsigned radix, unsigned& carry) {
-  d += s + carry;
-  carry = d >= radix ? 1u : 0u;
-  if (carry != 0) d -= radix;
-}
-
-__device__ __forceinline__ TileAt advance(TileAt t, const TileAt& step, const TileWalk& w) {
-  unsigned carry = 0;
-  add_digit(t.pt, step.pt, w.p_tiles, carry);
-  add_digit(t.hi, step.hi, w.heads_per_group, carry);
-  add_digit(t.g, step.g, w.groups, carry);
-  add_digit(t.c, step.c, w.chunks, carry);
-  t.b += step.b + carry;
-  t.index += step.index;  // below 2^32: both terms are at most tiles < 2^31
-  return t;
-}
 
 // Where a tile's data lie.
 struct TilePlace {
@@ -288,23 +243,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   }
 }
 
-// The most tiles of one block, and of one SM, when the blocks take runs of `run` tiles (block i the
-// runs i, i + grid, ..., the last run cut at `tiles`) and an SM holds one of the first `sms` blocks
-// and at most one of the rest, in any pairing (a fresh launch places blocks one per SM first).
-struct Load {
-  int64_t block, sm;
-};
-Load load_of(int64_t tiles, int64_t run, int64_t sms, int64_t slots) {
-  const int64_t runs = ceil_div(tiles, run), grid = std::min(runs, slots);
-  int64_t first = 0, second = 0;
-  for (int64_t i = 0; i < grid; ++i) {
-    const int64_t n = ((runs - 1 - i) / grid + 1) * run - (i == (runs - 1) % grid ? runs * run - tiles : 0);
-    int64_t& most = i < sms ? first : second;
-    most = std::max(most, n);
-  }
-  return {std::max(first, second), first + second};
-}
-
 }  // namespace
 
 bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStream_t stream) {
@@ -320,32 +258,14 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   // The ids of a chunk by copy where its row starts 16-byte aligned and its valid tokens are whole
   // vectors (S and Q multiples of 4), so no copy reads past the row.
   const bool ids_by_copy = p.seq_idx != nullptr && aligned16(p.seq_idx) && p.seqlen % 4 == 0 && p.chunk % 4 == 0;
-  TileWalk walk{};
-  walk.tiles = static_cast<unsigned>(tiles);
-  walk.p_tiles = static_cast<unsigned>(p_tiles);
-  walk.heads_per_group = static_cast<unsigned>(p.heads / p.groups);
-  walk.groups = static_cast<unsigned>(p.groups);
-  walk.chunks = static_cast<unsigned>(p.chunks);
-  // The resident blocks, taking runs of the longest length up to kMaxRun that adds no tile to the
-  // busiest block and at most 1/64 to the busiest SM against one tile per run (B is copied once per
-  // run; the 640 tiles of Mamba2Fwd 2p7b keep one tile per run: runs of 3 would give some SM 6
-  // tiles instead of 5).
-  const int64_t sms = multiprocessors(op), slots = kBlocksPerSm * sms;
-  const Load single = load_of(tiles, 1, sms, slots);
-  int64_t run = kMaxRun;
-  for (; run > 1; --run) {
-    const Load l = load_of(tiles, run, sms, slots);
-    if (l.block <= single.block && l.sm <= single.sm + single.sm / 64) break;
-  }
-  const int64_t grid = std::min(ceil_div(tiles, run), slots);
-  walk.run = static_cast<unsigned>(run);
-  walk.one = tile_at(1, walk);
-  walk.jump = tile_at(static_cast<unsigned>((grid - 1) * run + 1), walk);
+  const int64_t sms = multiprocessors(op);
+  const chunk_state_walk::WalkPlan plan = chunk_state_walk::plan_walk(
+      tiles, p_tiles, p.heads / p.groups, p.groups, p.chunks, sms, kBlocksPerSm * sms, kMaxRun);
   const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half> : chunk_state_tc_kernel<__nv_bfloat16>;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
              "cudaFuncSetAttribute(chunk_state_tc_kernel)");
-  launch_kernel(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(grid), kBlockThreads, kSharedBytes,
-                stream, p, walk, vectors_by_copy, ids_by_copy);
+  launch_kernel(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(plan.grid), kBlockThreads,
+                kSharedBytes, stream, p, plan.walk, vectors_by_copy, ids_by_copy);
   check_launch(op, "chunk_state_tc_kernel");
   return true;
 }
