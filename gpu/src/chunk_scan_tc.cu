@@ -10,13 +10,18 @@
 // Work is balanced and warps never wait for each other: a warp owns two 16-row blocks, w and
 // 15 - w, whose causal lengths add up to the same 17 blocks of 16 tokens for every warp (Q = 256;
 // a 128-row tile of 8 warps had its last warp do 16 blocks and its first one 9, and a block
-// barrier per step made every warp wait for the longest). The chunk's whole x tile is copied once at the start in four groups
-// of 64 tokens, each with an mbarrier that the cp.asyncs of every thread arrive on, so a warp
-// waits only for the group it is about to read; cb rows belong to one warp, so they are read
-// straight into registers, one 16-token block ahead. C rows are per warp too (its own region,
+// barrier per step made every warp wait for the longest). The chunk's whole x tile is copied once
+// at the start in four groups of 64 tokens, each with an mbarrier that the cp.asyncs of every
+// thread arrive on, so a warp waits only for the group it is about to read; cb rows belong to one
+// warp, so they are read straight into registers, one 16-token block ahead. C rows are per warp too (its own region,
 // which then holds the warp's fp32 output rows for 16-byte stores).
 // cb is read in x's dtype or in f32 (Mamba2Fwd's, computed once per (chunk, group) by
 // SSDChunkCouplingFwd and shared by every head of the group from L2).
+// A last wave at most half full (tiles % slots of kBlocksPerSm per SM, after whole waves) would run
+// its blocks alone on their SMs, each warp's pair of row blocks one after the other: there each
+// tile is split over two blocks in which every warp takes one row block (the pairs of warps 0-3,
+// then of 4-7), so the tile takes the time of its longest row block instead of a pair, and the
+// SMs left idle fill. Each row block is computed as in a whole block: same outputs, bit for bit.
 // In Mamba2Fwd the blocks below early_blocks (the first wave, scheduled while the stages before
 // drain) copy x and C, the call's inputs, before they wait for those stages, and read dA, dt and
 // the entering states, their outputs, after; the later blocks find them finished and take the
@@ -65,7 +70,8 @@ struct CbQuad {
 };
 
 template <class T, bool kCbF32>
-__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_kernel(ChunkScanParams p, unsigned early_blocks) {
+__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
+    chunk_scan_tc_kernel(ChunkScanParams p, unsigned early_blocks, unsigned split_from, unsigned split_tiles) {
   using L = Layout<T>;
   extern __shared__ uint4 smem[];
   unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);
@@ -80,7 +86,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
   T* const sRegion = reinterpret_cast<T*>(bytes + L::kRegions + warp * L::kRegionBytes);
   const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
   const int64_t p_tiles = ceil_div(P, kBN);
-  int64_t tile = blockIdx.x;
+  // Blocks from split_from on take half a tile: tile split_from + k % split_tiles, half k / split_tiles.
+  const bool split = blockIdx.x >= split_from;
+  const unsigned split_k = blockIdx.x - split_from;
+  const int split_half = split && split_k >= split_tiles ? 1 : 0;
+  int64_t tile = split ? split_from + split_k % split_tiles : blockIdx.x;
   const int64_t p0 = (tile % p_tiles) * kBN;
   tile /= p_tiles;
   const int64_t h = tile % H;
@@ -97,10 +107,21 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
   const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
 
   // A warp's 16-row blocks: w, and 15 - w where the chunk has that many (for fewer than 16, the
-  // blocks past 8 go to the first warps).
+  // blocks past 8 go to the first warps). In half s of a split tile, warp j takes the first block
+  // of whole-block warp 4 s + j (j < 4) or the second one of warp 4 s + j - 4 (j >= 4), if any.
   const int row_blocks = (valid + 15) / 16;
-  const int second = row_blocks - 1 - warp;
-  const int second_block = second >= kWarps ? second : -1;
+  int first_block = warp, second_block = row_blocks - 1 - warp;
+  if (split) {
+    const int pair = 4 * split_half + (warp & 3), pair_second = row_blocks - 1 - pair;
+    first_block = warp < 4 ? pair : pair_second;
+    if (first_block < kWarps && warp >= 4) first_block = -1;
+    second_block = -1;
+  }
+  if (second_block < kWarps) second_block = -1;
+  // The block's last row block (x rows past it are never read): half 1 of a split tile stops at
+  // the second block of warp 4 (or the first of warp 7).
+  const int last_block = split && split_half == 1 ? (row_blocks - 5 >= kWarps ? row_blocks - 5 : 7) : row_blocks - 1;
+  const int x_rows = min(valid, 16 * (last_block + 1));
 
   const bool early = blockIdx.x < early_blocks;
   if (!early) wait_previous_grid();
@@ -164,10 +185,10 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
                                      n_in, lane);
     cp_async_commit();
   };
-  copy_c_rows(warp);
+  copy_c_rows(first_block);
   if (!early) copy_prev_16();
   cp_async_commit();
-  const int x_groups = (valid + kGroup - 1) / kGroup;
+  const int x_groups = (x_rows + kGroup - 1) / kGroup;
 #pragma unroll
   for (int j = 0; j < kGroups; ++j) {
     if (j < x_groups)
@@ -221,7 +242,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm) chunk_scan_tc_ker
 
 #pragma unroll 1
   for (int phase = 0; phase < 2; ++phase) {
-    const int rb = phase == 0 ? warp : second_block;
+    const int rb = phase == 0 ? first_block : second_block;
     if (rb < 0 || rb * 16 >= valid) break;
     if (phase == 1) {
       copy_c_rows(rb);
@@ -387,9 +408,16 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
   const size_t smem = f16 ? Layout<__half>::kBytes : Layout<__nv_bfloat16>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
-  const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(kBlocksPerSm * multiprocessors(op)) : 0;
-  launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles), kBlockThreads, smem, stream, p,
-                early_blocks);
+  const int64_t slots = kBlocksPerSm * multiprocessors(op);
+  const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(slots) : 0;
+  // The last wave's tiles split in two where that wave is at most half full after whole waves
+  // (Mamba2Fwd 2p7b: 640 tiles, 112 in the last wave of 264 slots on the H200 -> 224 blocks).
+  const int64_t last_wave = tiles % slots;
+  const bool split = tiles > slots && last_wave > 0 && 2 * last_wave <= slots && tiles + last_wave <= 0x7fffffff;
+  const int64_t split_tiles = split ? last_wave : 0;
+  launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles + split_tiles), kBlockThreads,
+                smem, stream, p, early_blocks, static_cast<unsigned>(tiles - split_tiles),
+                static_cast<unsigned>(split_tiles));
   check_launch(op, "chunk_scan_tc_kernel");
   return true;
 }

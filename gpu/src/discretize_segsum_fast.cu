@@ -4,6 +4,14 @@
 // and L = exp(cumsum_i - cumsum_j) (the bounds admit a difference of cumsums). The kernel writes
 // ~6 MB per chunk and reads ~0.3 MB, so everything serves the stores: streaming 16-byte stores,
 // L staged in shared memory as bf16 (M needs the unrounded value in the thread that has h fastest).
+// Store-bound blocks need many of them resident: the B and C rows come in two K halves through one
+// half-width operand tile (the second half's copy waits behind the cumsum), and the raw dt sits in
+// the tile region beside it, so the workloads' shape (N = 256, H = 16, 16-bit dt) takes 54,848 bytes
+// and 4 blocks fit an SM instead of 3. The staged L rows are swizzled by 16-byte chunk per head octet,
+// so the lanes of one column but different heads store to different banks.
+// Tiles wholly above the diagonal skip the cumsum, and copy both K halves at once into the tile
+// and cumsum regions they leave free. Every output value is computed as before (same operations
+// in the same order); only where operands, dt and the staged L sit, and which blocks scan dt, differ.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -14,7 +22,8 @@ constexpr int kTI = 16;               // rows i per block: one m16 tile
 constexpr int kTJ = 64;               // columns j per block: one 128-byte run of an L row
 constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
 constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
-constexpr int64_t kMaxN = 256;        // B and C rows of the tile stay in shared memory whole
+constexpr int64_t kMaxN = 256;        // B and C rows of the tile: at most two halves of 128
+constexpr int kMinBlocks = 4;         // blocks per SM the register budget is held to (64 registers)
 
 struct FastParams {
   In dt, A_log;
@@ -29,34 +38,42 @@ struct FastParams {
   int row_tiles, col_tiles;
 };
 
-// Shared-memory plan (bytes), the same on host and device.
+// Shared-memory plan (bytes), the same on host and device. The tile region holds the operand
+// tile (one K half of C's and B's rows) and after it the raw dt, both dead before L is staged there.
 struct Layout {
-  int ldk;                  // 16-bit stride of the B / C rows (K padded to 16, plus 8 against conflicts)
-  size_t tiles, gram, cs, part, raw, total;
+  int nk, k_half;           // K padded to 16; the first half's width (the second is nk - k_half, maybe 0)
+  int ldk;                  // 16-bit stride of the B / C rows (one half, plus 8 against conflicts)
+  size_t operands, tiles, gram, cs, part, raw, total;
   __host__ __device__ Layout(int Q, int H, int G, int N, int dt_bytes) {
-    const int nk = (N + 15) / 16 * 16;
-    ldk = nk + 8;
-    const size_t operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;
-    const size_t staged_L = sizeof(__nv_bfloat16) * static_cast<size_t>(H) * kTI * kTJ;  // reuses the operands
-    tiles = operands > staged_L ? operands : staged_L;
+    nk = (N + 15) / 16 * 16;
+    k_half = (nk / 16 + 1) / 2 * 16;  // one K step more in the first half where nk / 16 is odd
+    ldk = k_half + 8;
+    operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;  // a multiple of 16 bytes
+    raw = static_cast<size_t>(dt_bytes) * Q * H;                          // the chunk's dt as stored
+    const size_t staged_L = sizeof(__nv_bfloat16) * static_cast<size_t>(H) * kTI * kTJ;
+    tiles = operands + raw > staged_L ? operands + raw : staged_L;
     gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
     cs = sizeof(float) * static_cast<size_t>(Q) * H;
     part = sizeof(float) * (kThreads + H);  // segment sums, then -exp(A_log) per head
-    raw = static_cast<size_t>(dt_bytes) * Q * H;  // the chunk's dt as stored
-    total = tiles + gram + cs + part + raw;
+    total = tiles + gram + cs + part;
   }
 };
 
-// 16-byte copies of `rows` rows of one group's B or C into a [rows][ldk] tile; rows past Q and
-// columns past N are zero-filled.
+// The 16-byte chunk swizzle of head h's staged L rows: chunk c of a row lives at c ^ l_swizzle(h).
+// The lanes of one G/M store share a column run and differ in h / 8 (the head octet), so octet o
+// is moved by o * (the chunks one octet's 32 / hvec lanes span, ceil(4 / hvec), a power of 2).
+__device__ __forceinline__ int l_swizzle(int h, int swz_shift) { return ((h >> 3) << swz_shift) & 7; }
+
+// 16-byte copies of columns [k0, k0 + kw) of `rows` rows of one group's B or C into a [rows][ldk]
+// tile; rows past Q and columns past N are zero-filled.
 template <class T>
 __device__ __forceinline__ void copy_rows(T* dst, int ldk, const T* src, int64_t row0, int rows, int valid_rows,
-                                          int G, int N, int nk) {
-  const int vecs = nk / 8;
+                                          int G, int N, int k0, int kw) {
+  const int vecs = kw / 8;
   for (int e = static_cast<int>(threadIdx.x); e < rows * vecs; e += kThreads) {
     const int r = e / vecs, col = (e - r * vecs) * 8;
-    const bool inside = r < valid_rows && col < N;
-    cp_async16(dst + r * ldk + col, inside ? src + ((row0 + r) * G) * N + col : src, inside);
+    const bool inside = r < valid_rows && k0 + col < N;
+    cp_async16(dst + r * ldk + col, inside ? src + ((row0 + r) * G) * N + k0 + col : src, inside);
   }
 }
 
@@ -116,8 +133,15 @@ __device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* ra
   }
 }
 
+// Eight fp32 values rounded to nearest even into bf16, packed for one 16-byte store: one
+// conversion per pair (cvt.rn.bf16x2) where pack8 converts one value at a time; the same bits.
+__device__ __forceinline__ uint4 pack8_pairs(const float v[8]) {
+  using H = Half16<__nv_bfloat16>;
+  return make_uint4(H::pack2(v[0], v[1]), H::pack2(v[2], v[3]), H::pack2(v[4], v[5]), H::pack2(v[6], v[7]));
+}
+
 template <class T>
-__global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastParams p) {
+__global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_kernel(FastParams p) {
   wait_previous_grid();
   extern __shared__ __align__(16) unsigned char smem[];
   const int Q = p.chunk, H = p.heads, G = p.groups, N = p.dstate;
@@ -125,11 +149,11 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const Layout lay(Q, H, G, N, dt_bytes);
   T* sC = reinterpret_cast<T*>(smem);
   T* sB = sC + kTI * lay.ldk;
-  __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj], after the GEMMs
+  unsigned char* raw = smem + lay.operands;                     // beside the operands, until the cumsum
+  __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj swizzled], after the GEMMs
   float* sGram = reinterpret_cast<float*>(smem + lay.tiles);   // [g][ii][kGramLd]
   float* cs = reinterpret_cast<float*>(smem + lay.tiles + lay.gram);
   float* part = reinterpret_cast<float*>(smem + lay.tiles + lay.gram + lay.cs);
-  unsigned char* raw = smem + lay.tiles + lay.gram + lay.cs + lay.part;
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   int tile = static_cast<int>(blockIdx.x);
@@ -141,25 +165,54 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const int rows = min(kTI, Q - i0), cols = min(kTJ, Q - j0);
   const bool writes_vectors = it == 0 && jt == 0;  // A_cumsum and decay_states of the chunk
   // L and M need the cumsum only where j < i <= i0 + rows - 1.
-  const int lmax = writes_vectors ? Q : i0 + rows;
-  const int nk = (N + 15) / 16 * 16;
+  // Tiles with no j < i (j0 >= i0 + rows - 1: 24 of a 256-token chunk's 64) never read the cumsum:
+  // lmax = 0 skips the dt copy and the softplus scan (lmax doubles as the flag: no extra register).
+  const int lmax = writes_vectors ? Q : j0 + 1 < i0 + rows ? i0 + rows : 0;
+  const int k_rest = lay.nk - lay.k_half;  // the second K half's width
   const T* Cg = static_cast<const T*>(p.C) + bc * Q * G * N;
   const T* Bg = static_cast<const T*>(p.B) + bc * Q * G * N;
   const int heads_per_group = H / G;
 
+  // A tile that skips the cumsum has its regions free: the second half's C rows go after the first
+  // half's B rows and its B rows into cs (and part), so both halves are copied in one round trip.
+  const bool both_halves = lmax == 0 && k_rest > 0 &&
+                           sizeof(T) * (2 * kTI + kTJ) * lay.ldk <= lay.tiles &&
+                           sizeof(T) * kTJ * lay.ldk <= lay.cs + lay.part;
+  T* sC2 = both_halves ? sB + kTJ * lay.ldk : sC;
+  T* sB2 = both_halves ? reinterpret_cast<T*>(cs) : sB;
+
   for (int g = 0; g < G; ++g) {
     if (g > 0) __syncthreads();  // the previous group's operands are consumed
-    copy_rows(sC, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, nk);
-    copy_rows(sB, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, nk);
-    if (g == 0) copy_dt(raw, p, bc, lmax, dt_bytes);
+    copy_rows(sC, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, 0, lay.k_half);
+    copy_rows(sB, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, 0, lay.k_half);
+    if (g == 0 && lmax > 0) copy_dt(raw, p, bc, lmax, dt_bytes);
+    if (both_halves) {
+      copy_rows(sC2, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, lay.k_half, k_rest);
+      copy_rows(sB2, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, lay.k_half, k_rest);
+    }
     cp_async_commit();
-    if (g == 0 && tid < H) part[kThreads + tid] = -expf(load(p.A_log, tid));  // overlaps the copies
+    if (g == 0 && lmax > 0 && tid < H) part[kThreads + tid] = -expf(load(p.A_log, tid));  // overlaps the copies
     cp_async_wait<0>();
     __syncthreads();
+    // The accumulators carry over the halves, so the k-steps run in the order of one full-K pass.
+    WarpTile<T, 16, 16> wt;
+    wt.zero();
+    if (warp < kGemmWarps) wt.template run<true, true>(sC, lay.ldk, sB, lay.ldk, 0, warp * 16, 0, lay.k_half / 16);
+    if (k_rest > 0 && !both_halves) {
+      __syncthreads();  // the first half is consumed
+      copy_rows(sC2, lay.ldk, Cg + g * N, i0, kTI, rows, G, N, lay.k_half, k_rest);
+      copy_rows(sB2, lay.ldk, Bg + g * N, j0, kTJ, cols, G, N, lay.k_half, k_rest);
+      cp_async_commit();
+    }
+    if (g == 0 && lmax > 0) chunk_cumsum_shared(p, raw, lmax, cs, part);  // hides the second half's round trip
+    if (k_rest > 0) {
+      if (!both_halves) {
+        cp_async_wait<0>();
+        __syncthreads();
+      }
+      if (warp < kGemmWarps) wt.template run<true, true>(sC2, lay.ldk, sB2, lay.ldk, 0, warp * 16, 0, k_rest / 16);
+    }
     if (warp < kGemmWarps) {
-      WarpTile<T, 16, 16> wt;
-      wt.zero();
-      wt.template run<true, true>(sC, lay.ldk, sB, lay.ldk, 0, warp * 16, 0, nk / 16);
       float* gram = sGram + g * kTI * kGramLd;
 #pragma unroll
       for (int nt = 0; nt < 2; ++nt)
@@ -170,7 +223,6 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
               make_float2(wt.acc[0][nt][2 * half], wt.acc[0][nt][2 * half + 1]);
         }
     }
-    if (g == 0) chunk_cumsum_shared(p, raw, lmax, cs, part);
   }
   __syncthreads();  // Gram tiles and cumsum complete; the operand tiles are free for sL
 
@@ -190,6 +242,7 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const int step_ii = kThreads / row_vecs, step_rem = kThreads - step_ii * row_vecs;
   const int step_jj = step_rem / hvec, step_hv = step_rem - step_jj * hvec;
   const bool one_group = heads_per_group % 8 == 0;  // the 8 heads of a vector share one Gram value
+  const int swz_shift = hvec == 1 ? 2 : hvec <= 3 ? 1 : 0;  // log2 ceil(4 / hvec), see l_swizzle
   int ii = tid / row_vecs, jj = (tid - ii * row_vecs) / hvec, hv = tid - ii * row_vecs - jj * hvec;
   // The offset of (i, j, h0) in G and M, walked with the indices: + 8 per hv, + H per jj, + Q H per ii.
   int64_t at = ((bc * Q + i0 + ii) * Q + j0 + jj) * H + hv * 8;
@@ -225,12 +278,23 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
     }
     float mv[8];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
-      sL[((h0 + e) * kTI + ii) * kTJ + jj] = __float2bfloat16_rn(lv[e]);
+    for (int e = 0; e < 8; ++e) mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
+    // L rounded two at a time (one conversion per pair), stored as halves at the swizzled column.
+    __nv_bfloat16* l_at = sL + (h0 * kTI + ii) * kTJ + (jj ^ (l_swizzle(h0, swz_shift) * 8));
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(lv[e], lv[e + 1]);
+      l_at[e * kTI * kTJ] = __low2bfloat16(pair);
+      l_at[(e + 1) * kTI * kTJ] = __high2bfloat16(pair);
     }
-    __stcs(reinterpret_cast<uint4*>(p.G + at), pack8<__nv_bfloat16>(gv));
-    __stcs(reinterpret_cast<uint4*>(p.M + at), pack8<__nv_bfloat16>(mv));
+    if (one_group) {  // eight copies of one rounded Gram value: one conversion
+      const __nv_bfloat162 g2 = __float2bfloat162_rn(gv[0]);
+      const uint32_t w = *reinterpret_cast<const uint32_t*>(&g2);
+      __stcs(reinterpret_cast<uint4*>(p.G + at), make_uint4(w, w, w, w));
+    } else {
+      __stcs(reinterpret_cast<uint4*>(p.G + at), pack8_pairs(gv));
+    }
+    __stcs(reinterpret_cast<uint4*>(p.M + at), pack8_pairs(mv));
     hv += step_hv, at += 8 * step_hv;
     if (hv >= hvec) hv -= hvec, ++jj, at += H - 8 * hvec;
     jj += step_jj, at += static_cast<int64_t>(step_jj) * H;
@@ -249,7 +313,7 @@ __global__ void __launch_bounds__(kThreads) discretize_segsum_fast_kernel(FastPa
   const int64_t head_step = static_cast<int64_t>(p.chunks) * Q * Q;
   int64_t at_L = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
   while (h < H) {
-    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + jv * 8);
+    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + (jv ^ l_swizzle(h, swz_shift)) * 8);
     __stcs(reinterpret_cast<uint4*>(p.L + at_L), val);
     jv += step_jv, at_L += 8 * step_jv;
     if (jv >= col_vecs) jv -= col_vecs, ++r, at_L += Q - 8 * col_vecs;
@@ -266,6 +330,11 @@ void launch(const FastParams& p, size_t shared, unsigned blocks, cudaStream_t st
                cudaFuncSetAttribute(discretize_segsum_fast_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(shared)),
                "cudaFuncSetAttribute");
+  // The whole unified memory as shared memory, so the 4 blocks of ~55 KB the register budget allows fit.
+  cuda_check("discretize_segsum",
+             cudaFuncSetAttribute(discretize_segsum_fast_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                  cudaSharedmemCarveoutMaxShared),
+             "cudaFuncSetAttribute");
   launch_kernel("discretize_segsum", "launch of discretize_segsum_fast_kernel", discretize_segsum_fast_kernel<T>, blocks,
                 kThreads, shared, stream, p);
   check_launch("discretize_segsum", "discretize_segsum_fast_kernel");
