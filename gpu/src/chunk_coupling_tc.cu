@@ -9,7 +9,11 @@
 // so the first half's mma run while the second half lands. The stores leave the mma fragments
 // directly, the lanes of a quad exchanging them into 16-byte row vectors: no staging tile, no
 // barrier. Zero tail, seq mask and causal skip as in the fp32 kernel. Large grids take 128-wide
-// tiles, which read each row of C and B from L2 half as often as 64-wide ones.
+// tiles, which read each row of C and B from L2 half as often as 64-wide ones. Small non-causal
+// grids with Q > 64 (below the 128-wide threshold) take 64 x 128 tiles instead of 64 x 64 ones,
+// one per block (chunk_coupling_wide_kernel, 8 warps of 32 x 32): fewer L2 and shared-memory reads
+// per output (measured on the H200: b1 s4096 g1 n128 q256 f16, 4.85 -> 3.79 us). Those blocks take
+// a single tile, so they locate it before waiting for the previous grid and copy in four groups.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -70,6 +74,20 @@ struct Cursor {
     b = static_cast<int>(bc / p.chunks);
   }
 
+  // Non-causal tiles of side_i x side_j per matrix: the wide kernel's tile of its block.
+  __device__ Cursor(const CouplingParams& p, int tile, int side_i, int side_j) {
+    const int per = side_i * side_j;  // the launcher bounds the tile count below 2^31
+    const int mm = tile / per, r = tile - mm * per;
+    it = r / side_j;
+    jt = r - it * side_j;
+    m = mm;
+    const int groups = static_cast<int>(p.groups), chunks = static_cast<int>(p.chunks);
+    const int bc = mm / groups;
+    g = mm - bc * groups;
+    b = bc / chunks;
+    c = bc - b * chunks;
+  }
+
   __device__ void advance(const CouplingParams& p, int side) {
     b_slot = b_slot == kDepth - 1 ? 0 : b_slot + 1;
     new_row = ++jt > (p.causal ? it : side - 1);
@@ -97,12 +115,12 @@ struct TileAt {
   __device__ bool live() const { return i0 < valid && j0 < valid; }  // else wholly in the zero tail
 };
 
-template <int kTile>
+template <int kTile, int kTileJ = kTile>  // kTile x kTileJ tiles (rows of C x rows of B)
 __device__ TileAt locate(const CouplingParams& p, const Cursor& at) {
   TileAt t;
   const int64_t t0 = at.c * p.chunk;
   t.i0 = static_cast<int64_t>(at.it) * kTile;
-  t.j0 = static_cast<int64_t>(at.jt) * kTile;
+  t.j0 = static_cast<int64_t>(at.jt) * kTileJ;
   t.valid = min(p.chunk, p.seqlen - t0);
   t.tokens = at.b * p.seqlen + t0;
   t.rows = t.tokens * p.groups + at.g;
@@ -124,12 +142,15 @@ __device__ __forceinline__ int32_t* slot_ids(char* slot) {
   return reinterpret_cast<int32_t*>(slot + CouplingTile<kTile>::kOperandBytes);
 }
 
-// Issues tile t's copies into its slots as two commit groups, n < 64 with the seq ids and n >= 64,
-// the C tile only with copy_c (a new row of tiles). With copy false (a tile past the block's run or
-// in the zero tail) both groups are empty: every tile commits two, which cp_async_wait counts.
-template <class T, int kTile>
+// Issues tile t's copies into its slots as kParts commit groups of kMaxN / kParts columns of N, the
+// first with the seq ids (the square kernel: two, n < 64 and n >= 64), the C tile only with copy_c
+// (a new row of tiles). With copy false (a tile past the block's run or in the zero tail) every
+// group is empty: every tile commits kParts, which cp_async_wait counts. Tiles are kTile rows of C
+// by kTileJ rows of B.
+template <class T, int kTile, int kTileJ = kTile, int kParts = 2>
 __device__ void issue_copies(const CouplingParams& p, const TileAt& t, bool copy, bool copy_c, char* c_dst,
                              char* b_dst) {
+  constexpr int kW = kMaxN / kParts;  // columns of N in a group
   const int n = static_cast<int>(p.dstate);
   const int64_t ld = p.groups * p.dstate;
   T* const sC = reinterpret_cast<T*>(c_dst);
@@ -141,24 +162,37 @@ __device__ void issue_copies(const CouplingParams& p, const TileAt& t, bool copy
     C = static_cast<const T*>(p.C.p) + (t.rows + t.i0 * p.groups) * p.dstate;
     B = static_cast<const T*>(p.B.p) + (t.rows + t.j0 * p.groups) * p.dstate;
     rows_c = static_cast<int>(min(t.valid - t.i0, static_cast<int64_t>(kTile)));  // rows past valid: zeros
-    rows_b = static_cast<int>(min(t.valid - t.j0, static_cast<int64_t>(kTile)));
-    if (copy_c) copy_tile_async<kTile, kHalfN, kThreads>(sC, kLd, C, ld, rows_c, n);
-    copy_tile_async<kTile, kHalfN, kThreads>(sB, kLd, B, ld, rows_b, n);
+    rows_b = static_cast<int>(min(t.valid - t.j0, static_cast<int64_t>(kTileJ)));
+    if (copy_c) copy_tile_async<kTile, kW, kThreads>(sC, kLd, C, ld, rows_c, n);
+    copy_tile_async<kTileJ, kW, kThreads>(sB, kLd, B, ld, rows_b, n);
     const int tid = static_cast<int>(threadIdx.x);
-    if (p.seq_idx != nullptr && tid < 2 * kTile) {  // thread r: row id r; thread kTile + r: column id r
+    if (p.seq_idx != nullptr && tid < kTile + kTileJ) {  // thread r: row id r; thread kTile + r: column id r
       const bool col = tid >= kTile;
       const int r = col ? tid - kTile : tid;
       const int64_t token = (col ? t.j0 : t.i0) + r;
-      if (col || copy_c)
-        cp_async4(slot_ids<kTile>(col ? b_dst : c_dst) + r, p.seq_idx + t.tokens + token, token < t.valid);
+      if (col || copy_c)  // the ids follow the slot's rows: kTile of C, kTileJ of B
+        cp_async4(slot_ids<kTile>(col ? b_dst + (kTileJ - kTile) * kLd * 2 : c_dst) + r, p.seq_idx + t.tokens + token,
+                  token < t.valid);
     }
   }
   cp_async_commit();
-  if (copy && n > kHalfN) {
-    if (copy_c) copy_tile_async<kTile, kHalfN, kThreads>(sC + kHalfN, kLd, C + kHalfN, ld, rows_c, n - kHalfN);
-    copy_tile_async<kTile, kHalfN, kThreads>(sB + kHalfN, kLd, B + kHalfN, ld, rows_b, n - kHalfN);
+  if constexpr (kParts == 2) {  // written out: the loop below compiles the square kernels differently
+    if (copy && n > kW) {
+      if (copy_c) copy_tile_async<kTile, kW, kThreads>(sC + kW, kLd, C + kW, ld, rows_c, n - kW);
+      copy_tile_async<kTileJ, kW, kThreads>(sB + kW, kLd, B + kW, ld, rows_b, n - kW);
+    }
+    cp_async_commit();
+  } else {
+#pragma unroll
+    for (int q = 1; q < kParts; ++q) {
+      const int n0 = q * kW;
+      if (copy && n > n0) {
+        if (copy_c) copy_tile_async<kTile, kW, kThreads>(sC + n0, kLd, C + n0, ld, rows_c, n - n0);
+        copy_tile_async<kTileJ, kW, kThreads>(sB + n0, kLd, B + n0, ld, rows_b, n - n0);
+      }
+      cp_async_commit();
+    }
   }
-  cp_async_commit();
 }
 
 // A 4 x 4 transpose within a quad: lane tig holds w[k], its two columns (2 tig, 2 tig + 1) of n
@@ -225,7 +259,7 @@ __device__ __forceinline__ void store_rows(const CouplingParams& p, const TileAt
 }
 
 // Tile t's masks on the warp's accumulators, then the stores in CB's dtype.
-template <int kTile, class T, int kWM, int kWN>
+template <int kTile, int kTileJ = kTile, class T, int kWM, int kWN>  // kTile x kTileJ tiles
 __device__ void store_tile(const CouplingParams& p, const TileAt& t, WarpTile<T, kWM, kWN>& wt, int wm, int wn,
                            const int32_t* row_ids, const int32_t* col_ids) {
   constexpr int kMT = kWM / 16, kNT = kWN / 8;
@@ -233,7 +267,7 @@ __device__ void store_tile(const CouplingParams& p, const TileAt& t, WarpTile<T,
   const bool seq = p.seq_idx != nullptr;
   // A tile wholly inside the valid length without seq_idx keeps every entry; outside it (not live)
   // the accumulators are zero already.
-  if (t.live() && (seq || t.i0 + kTile > t.valid || t.j0 + kTile > t.valid)) {
+  if (t.live() && (seq || t.i0 + kTile > t.valid || t.j0 + kTileJ > t.valid)) {
     bool col_in[kNT][2];
     int32_t col_id[kNT][2];
 #pragma unroll
@@ -328,6 +362,58 @@ __global__ void __launch_bounds__(kThreads, CouplingTile<kTile>::kMinBlocks) chu
   }
 }
 
+// A wide tile: kWideI rows of C by kWideJ rows of B, 8 warps of 32 x 32 (2 x 4); its C slot, then its B slot.
+constexpr int kWideI = 64, kWideJ = 128, kWideWarpsJ = 4, kWideWM = 32, kWideWN = 32;
+constexpr int kWideSmem = CouplingTile<kWideI>::kSlotBytes + CouplingTile<kWideJ>::kSlotBytes;
+constexpr int kWideParts = 4, kWideW = kMaxN / kWideParts;  // copy groups and GEMM parts of 32 columns of N
+
+// cp.async.wait_group with a count that the caller's unrolled loop makes a constant.
+__device__ __forceinline__ void cp_async_wait_upto(int pending) {
+  switch (pending) {
+    case 0: cp_async_wait<0>(); break;
+    case 1: cp_async_wait<1>(); break;
+    case 2: cp_async_wait<2>(); break;
+    default: cp_async_wait<3>(); break;  // the most: kWideParts - 1
+  }
+}
+
+// One 64 x 128 tile per block (the launcher's grid is resident): against two 64 x 64 tiles it reads
+// the C tile from L2 once, and its 32 x 32 warp tiles load 4 fragments per 8 mma instead of 3 per 4.
+// The block locates its tile (a chain of integer divisions) before it waits for the previous grid;
+// its copies come in kWideParts groups of 32 columns, each part's mma starting once it has landed
+// (nothing else hides the copies' latency in a one-tile block); the stores as the square kernel's.
+template <class T>
+__global__ void __launch_bounds__(kThreads, 2) chunk_coupling_wide_kernel(CouplingParams p) {
+  if (p.stage_of_call) allow_next_grid();
+  const WaitPreviousAtExit wait_at_exit;
+  extern __shared__ uint4 smem[];
+  char* const cs = reinterpret_cast<char*>(smem);
+  char* const bs = cs + CouplingTile<kWideI>::kSlotBytes;
+  const int side_i = static_cast<int>(ceil_div(p.chunk, kWideI)), side_j = static_cast<int>(ceil_div(p.chunk, kWideJ));
+  const Cursor at(p, static_cast<int>(blockIdx.x), side_i, side_j);
+  const TileAt t = locate<kWideI, kWideJ>(p, at);
+  const int nk = static_cast<int>((p.dstate + 15) / 16 * 16);  // K of the GEMM, zero columns past N
+  const int warp = static_cast<int>(threadIdx.x) / 32;
+  const int wm = (warp / kWideWarpsJ) * kWideWM, wn = (warp % kWideWarpsJ) * kWideWN;
+  if (!p.stage_of_call) wait_previous_grid();
+  issue_copies<T, kWideI, kWideJ, kWideParts>(p, t, t.live(), true, cs, bs);
+  const T* const sC = reinterpret_cast<const T*>(cs);  // [i][n]
+  const T* const sB = reinterpret_cast<const T*>(bs);  // [j][n]
+  WarpTile<T, kWideWM, kWideWN> wt;
+  wt.zero();
+  if (t.live()) {
+#pragma unroll
+    for (int q = 0; q < kWideParts; ++q) {
+      const int steps = min(nk - q * kWideW, kWideW) / 16;  // none past N: nor copies (nk % 16 == 0)
+      if (steps <= 0) break;
+      cp_async_wait_upto(kWideParts - 1 - q);  // part q landed (with part 0 the seq ids), later ones may pend
+      __syncthreads();
+      wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, q * kWideW, steps);
+    }
+  }
+  store_tile<kWideI, kWideJ>(p, t, wt, wm, wn, slot_ids<kWideI>(cs), slot_ids<kWideJ>(bs));
+}
+
 // Ring entries a block of a `grid`-block launch over `tiles` tiles uses: its most tiles, at most kDepth.
 int ring_slots(int64_t tiles, int64_t grid) {
   const int64_t most = ceil_div(tiles, grid);
@@ -342,6 +428,16 @@ void launch_tiles(const char* op, const CouplingParams& p, int64_t tiles, int64_
              "cudaFuncSetAttribute(chunk_coupling_tc_kernel)");
   launch_kernel(op, "launch of chunk_coupling_tc_kernel", kernel, static_cast<unsigned>(grid), kThreads, smem, stream, p);
   check_launch(op, "chunk_coupling_tc_kernel");
+}
+
+template <class T>
+void launch_wide(const char* op, const CouplingParams& p, int64_t tiles, cudaStream_t stream) {
+  const auto kernel = chunk_coupling_wide_kernel<T>;
+  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kWideSmem),
+             "cudaFuncSetAttribute(chunk_coupling_wide_kernel)");
+  launch_kernel(op, "launch of chunk_coupling_wide_kernel", kernel, static_cast<unsigned>(tiles), kThreads,
+                static_cast<size_t>(kWideSmem), stream, p);
+  check_launch(op, "chunk_coupling_wide_kernel");
 }
 
 }  // namespace
@@ -361,11 +457,18 @@ bool launch_chunk_coupling_fast(const char* op, const CouplingParams& p, cudaStr
   // 64 tiles of 128 took 6.3 us against 5.4 for 256 of 64). Then a 64-wide grid has fewer than 3
   // tiles per SM (side64 <= 2 side128): one tile per block, all resident.
   const bool wide = 4 * matrices * side128 * side128 >= 3 * sms;
+  const bool f16 = dt == SSD_DTYPE_F16;
+  // Non-causal 64-wide grids past 64 a side take 64 x 128 tiles, a block each: side64 * side128 <=
+  // 2 side128^2 per matrix, fewer than 1.5 per SM by the rule above, all resident at 2 per SM.
+  if (!wide && !p.causal && p.chunk > 64) {
+    const int64_t wide_tiles = matrices * side64 * side128;
+    f16 ? launch_wide<__half>(op, p, wide_tiles, stream) : launch_wide<__nv_bfloat16>(op, p, wide_tiles, stream);
+    return true;
+  }
   const int64_t tiles = matrices * tiles_per_matrix(wide ? side128 : side64, p.causal);
   // One tile per block while 2 blocks per SM hold them all (the 128-wide kernel's registers allow
   // 2); beyond that one persistent block per SM with the full ring (212 KB of shared memory).
   const int64_t grid = !wide || tiles <= 2 * sms ? tiles : sms;
-  const bool f16 = dt == SSD_DTYPE_F16;
   if (wide)
     f16 ? launch_tiles<__half, 128>(op, p, tiles, grid, stream)
         : launch_tiles<__nv_bfloat16, 128>(op, p, tiles, grid, stream);

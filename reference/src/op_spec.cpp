@@ -64,6 +64,8 @@ std::vector<std::pair<std::string, Shape>> output_shapes(const Problem& p) {
   return shapes;
 }
 
+constexpr std::string_view kWholeChunks = "S must be a multiple of Q (S = chunks * Q)";
+
 std::optional<std::string> invalid_reason(const Problem& p) {
   const OpSpec& spec = op_spec(p.op);
   if (std::find(spec.primary_dtypes.begin(), spec.primary_dtypes.end(), p.dtype) == spec.primary_dtypes.end())
@@ -74,7 +76,7 @@ std::optional<std::string> invalid_reason(const Problem& p) {
     if (spec.takes_dim(dim) && value <= 0) return std::string("size ") + dim + " must be positive, got " + std::to_string(value);
   if (spec.takes_dim('g') && spec.takes_dim('h') && p.h % p.g != 0)
     return "H % G != 0 (H = " + std::to_string(p.h) + ", G = " + std::to_string(p.g) + ")";
-  if (spec.whole_chunks && p.s % p.q != 0) return "S must be a multiple of Q (S = chunks * Q)";
+  if (spec.whole_chunks && p.s % p.q != 0) return std::string(kWholeChunks);
   if (p.dt_limit && !(p.dt_limit->lo <= p.dt_limit->hi)) return "dt_limit needs lo <= hi";
   if (p.seq.kind == SeqSpec::Kind::runs) {
     // Summed as magnitudes with an overflow check: a run may be any int64 the parser read.
@@ -107,6 +109,13 @@ std::optional<std::string> invalid_reason(const Problem& p) {
   // Tensors are indexed by int64: a case whose element counts overflow it cannot exist. (A case
   // larger than this machine's memory is still inside the contract: size_reason, with a limit.)
   return size_reason(p, std::numeric_limits<std::int64_t>::max());
+}
+
+std::optional<std::string> unseen_invalid_reason(const Problem& p) {
+  if (!op_spec(p.op).whole_chunks || p.q <= 0 || p.s % p.q == 0) return std::nullopt;
+  const std::optional<std::string> why = invalid_reason(p);
+  if (why != kWholeChunks) return std::nullopt;  // another check fails first, one the tensors show
+  return why;
 }
 
 }  // namespace ssd

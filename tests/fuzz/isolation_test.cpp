@@ -170,7 +170,19 @@ TEST(Isolation, HonestEmulationSameVerdictsInOneWorker) {
     EXPECT_EQ(j.verdict, Verdict::invalid) << j.message;
     EXPECT_TRUE(has(j.message, "dt is f32, x bf16")) << j.message;
   }
+  // S = 300 with Q = 200 for discretize_segsum, whose tensors are [b, c, Q, ...]: nothing a kernel
+  // is handed shows S, so the case is INVALID with its reason, without a call (not "accepted a case
+  // outside the contract"). With H % G broken too, that reason shows and the kernel is called.
+  const ssd::Problem ragged = ssd::parse_problem("discretize_segsum:f16 b1 s300 q200 h16 p8 g1 n64 seed=7");
+  for (ssd::CaseChecker* checker : {&isolated, &in_process}) {
+    const CaseJudgement j = checker->check(ragged);
+    EXPECT_EQ(j.verdict, Verdict::invalid) << j.message;
+    EXPECT_TRUE(has(j.message, "S must be a multiple of Q")) << j.message;
+  }
   EXPECT_EQ(isolated.worker_starts(), 1);
+  const CaseJudgement both = isolated.check(ssd::parse_problem("discretize_segsum:f16 b1 s300 q200 h16 p8 g3 n64 seed=7"));
+  EXPECT_EQ(both.verdict, Verdict::invalid) << both.message;
+  EXPECT_TRUE(has(both.message, "rejected")) << both.message;
 }
 
 TEST(Isolation, OptionsAreParsedAndChecked) {

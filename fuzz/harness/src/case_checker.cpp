@@ -104,8 +104,9 @@ CaseChecker::Queued CaseChecker::prepare(const Problem& p) const {
     // (e.g. a negative size) there is nothing to hand the kernel, and the case is INVALID as is.
     q.invalid = *why;
     // A layout that cannot hold (views of different dtypes in one buffer) cannot be handed to the
-    // kernel either: there are no views to build.
-    if (layout_reason(p)) {
+    // kernel either: there are no views to build. Nor can a reason no tensor shows (S % Q of an op
+    // whose tensors come in whole chunks): the kernel would see a valid case.
+    if (layout_reason(p) || unseen_invalid_reason(p)) {
       q.settled = CaseJudgement{};
       q.settled->problem = to_string(p);
       q.settled->verdict = Verdict::invalid;

@@ -122,6 +122,11 @@ std::vector<std::pair<std::string, Shape>> output_shapes(const Problem& p);
 // Why the problem is outside the contract (shared checks plus the op's own), or nullopt.
 std::optional<std::string> invalid_reason(const Problem& p);
 
+// Why the problem is outside the contract in a way no tensor of its case shows, or nullopt: S not a
+// multiple of Q for an op that takes whole chunks ([b, c, Q, ...] tensors carry no S), with every
+// other check passed. Such a case is INVALID without a kernel call: a kernel could not reject it.
+std::optional<std::string> unseen_invalid_reason(const Problem& p);
+
 // Deterministic inputs of a case: a pure function of the problem (seeded per case seed, tensor
 // name and block of elements), independent of thread count and machine. Throws ArgumentError
 // for an invalid problem.
