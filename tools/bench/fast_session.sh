@@ -51,18 +51,26 @@ ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling
 against=()
 [ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
 
-# compute-sanitizer memcheck and racecheck on the smoke problems and memcheck on fast_problems.txt,
-# for library $1; logs $out/$2memcheck.txt, $2racecheck.txt, $2memcheck_problems.txt.
-sanitize() {
+# compute-sanitizer memcheck and racecheck on the smoke problems, for library $1; logs
+# $out/$2memcheck.txt, $2racecheck.txt.
+sanitize_smoke() {
   for tool in memcheck racecheck; do
     timeout 130 compute-sanitizer --tool $tool --error-exitcode 9 "$here/ssd_gpu_tests" --library "$1" \
       --manifest "$here/manifest.txt" --gtest_filter=Gpu.SmokeProblems >"$out/$2$tool.txt" 2>&1
     echo "$tool exit $?"
     tail -1 "$out/$2$tool.txt"
   done
-  timeout 150 compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" --kernels "$1" \
-    --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
-  echo "memcheck (fast_problems.txt) exit $?"
+}
+# memcheck on every problem of fast_problems.txt (SSD_MEMCHECK_SECONDS at most, default 400: the
+# problems take minutes under the sanitizer), for library $1; log $out/$2memcheck_problems.txt.
+memcheck_problems() {
+  timeout "${SSD_MEMCHECK_SECONDS:-400}" compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" \
+    --kernels "$1" --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
+  echo "memcheck (fast_problems.txt) exit $?" | tee -a "$out/$2memcheck_problems.txt"
+}
+sanitize() {
+  sanitize_smoke "$@"
+  memcheck_problems "$@"
 }
 
 case "${1:-}" in
@@ -151,12 +159,19 @@ case "${1:-}" in
   verify-finish)
     campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
-    sanitize "$campaign/libssd-kernels-cuda.so" verify_
+    # memcheck on fast_problems.txt beside the smoke sanitizers and the full-size workloads: the three
+    # take longer one after another than the campaign has left.
+    memcheck_problems "$campaign/libssd-kernels-cuda.so" verify_ &
+    memcheck_pid=$!
+    sanitize_smoke "$campaign/libssd-kernels-cuda.so" verify_
     save
     SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout 330 "$here/ssd_gpu_tests" --library "$campaign/libssd-kernels-cuda.so" \
       --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/verify_workloads.txt" 2>&1
     echo "full-size workloads exit $?"
     grep -E "^(PASSED|FAILED|SUSPECT)" "$out/verify_workloads.txt" | cut -c1-120
+    save
+    wait "$memcheck_pid"
+    tail -2 "$out/verify_memcheck_problems.txt"
     save
     echo "campaign started $(cat "$campaign/started"), now $(date -u +%T)"
     while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do sleep 3; done
