@@ -11,7 +11,9 @@
 #   bash BUNDLE/fast_session.sh verify-start
 #                                         the verification after a kernel change, part one: ssd-bench
 #                                         times the candidate (the bundle's library) and BUNDLE/before/ (the
-#                                         last verified library); the fuzz campaign of the candidate
+#                                         last verified library) on SSD_VERIFY_OPS (default every op: a
+#                                         list such as "mamba2 chunk_scan" saves device time where the
+#                                         other ops' kernels did not change); the fuzz campaign of the candidate
 #                                         (SSD_FUZZ_SECONDS, default 610, two shards, from SSD_CAMPAIGN_DIR,
 #                                         default /tmp/ssd-campaign)
 #                                         starts; the candidate runs the GPU tests and fast_problems.txt.
@@ -117,8 +119,9 @@ case "${1:-}" in
       for which in after before; do
         l=$lib
         [ $which = before ] && l=$prev
-        "$here/ssd-bench" --kernels "$l" --max-seconds 0.3 "${against[@]}" --json "$out/verify_$which.json" \
-          >"$out/verify_$which.txt" 2>&1
+        # shellcheck disable=SC2086
+        "$here/ssd-bench" --kernels "$l" ${SSD_VERIFY_OPS:+--ops $SSD_VERIFY_OPS} --max-seconds 0.3 "${against[@]}" \
+          --json "$out/verify_$which.json" >"$out/verify_$which.txt" 2>&1
         save
       done
     fi
