@@ -28,6 +28,7 @@
 // order of a standalone call.
 #include <type_traits>
 
+#include "chunk_scan_split.h"
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -86,11 +87,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   T* const sRegion = reinterpret_cast<T*>(bytes + L::kRegions + warp * L::kRegionBytes);
   const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
   const int64_t p_tiles = ceil_div(P, kBN);
-  // Blocks from split_from on take half a tile: tile split_from + k % split_tiles, half k / split_tiles.
-  const bool split = blockIdx.x >= split_from;
-  const unsigned split_k = blockIdx.x - split_from;
-  const int split_half = split && split_k >= split_tiles ? 1 : 0;
-  int64_t tile = split ? split_from + split_k % split_tiles : blockIdx.x;
+  // Blocks from split_from on take half a tile (chunk_scan_split.h).
+  const chunk_scan_split::BlockTile place = chunk_scan_split::block_tile(blockIdx.x, split_from, split_tiles);
+  int64_t tile = place.tile;
   const int64_t p0 = (tile % p_tiles) * kBN;
   tile /= p_tiles;
   const int64_t h = tile % H;
@@ -106,22 +105,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const T* C = static_cast<const T*>(p.C.p);
   const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
 
-  // A warp's 16-row blocks: w, and 15 - w where the chunk has that many (for fewer than 16, the
-  // blocks past 8 go to the first warps). In half s of a split tile, warp j takes the first block
-  // of whole-block warp 4 s + j (j < 4) or the second one of warp 4 s + j - 4 (j >= 4), if any.
+  // A warp's 16-row blocks (w and 15 - w of a whole tile, one of them in half a tile) and the
+  // block's last one, past which no x row is read (chunk_scan_split.h).
   const int row_blocks = (valid + 15) / 16;
-  int first_block = warp, second_block = row_blocks - 1 - warp;
-  if (split) {
-    const int pair = 4 * split_half + (warp & 3), pair_second = row_blocks - 1 - pair;
-    first_block = warp < 4 ? pair : pair_second;
-    if (first_block < kWarps && warp >= 4) first_block = -1;
-    second_block = -1;
-  }
-  if (second_block < kWarps) second_block = -1;
-  // The block's last row block (x rows past it are never read): half 1 of a split tile stops at
-  // the second block of warp 4 (or the first of warp 7).
-  const int last_block = split && split_half == 1 ? (row_blocks - 5 >= kWarps ? row_blocks - 5 : 7) : row_blocks - 1;
-  const int x_rows = min(valid, 16 * (last_block + 1));
+  const chunk_scan_split::WarpRows own = chunk_scan_split::warp_row_blocks(warp, row_blocks, place.split, place.half);
+  const int x_rows = min(valid, 16 * (chunk_scan_split::last_row_block(row_blocks, place.split, place.half) + 1));
 
   const bool early = blockIdx.x < early_blocks;
   if (!early) wait_previous_grid();
@@ -185,7 +173,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
                                      n_in, lane);
     cp_async_commit();
   };
-  copy_c_rows(first_block);
+  copy_c_rows(own.first);
   if (!early) copy_prev_16();
   cp_async_commit();
   const int x_groups = (x_rows + kGroup - 1) / kGroup;
@@ -242,7 +230,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 
 #pragma unroll 1
   for (int phase = 0; phase < 2; ++phase) {
-    const int rb = phase == 0 ? first_block : second_block;
+    const int rb = phase == 0 ? own.first : own.second;
     if (rb < 0 || rb * 16 >= valid) break;
     if (phase == 1) {
       copy_c_rows(rb);
@@ -410,14 +398,10 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
   const int64_t slots = kBlocksPerSm * multiprocessors(op);
   const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(slots) : 0;
-  // The last wave's tiles split in two where that wave is at most half full after whole waves
-  // (Mamba2Fwd 2p7b: 640 tiles, 112 in the last wave of 264 slots on the H200 -> 224 blocks).
-  const int64_t last_wave = tiles % slots;
-  const bool split = tiles > slots && last_wave > 0 && 2 * last_wave <= slots && tiles + last_wave <= 0x7fffffff;
-  const int64_t split_tiles = split ? last_wave : 0;
-  launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(tiles + split_tiles), kBlockThreads,
-                smem, stream, p, early_blocks, static_cast<unsigned>(tiles - split_tiles),
-                static_cast<unsigned>(split_tiles));
+  const chunk_scan_split::Split split = chunk_scan_split::plan_split(tiles, slots);
+  launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(split.from + 2 * split.tiles),
+                kBlockThreads, smem, stream, p, early_blocks, static_cast<unsigned>(split.from),
+                static_cast<unsigned>(split.tiles));
   check_launch(op, "chunk_scan_tc_kernel");
   return true;
 }
