@@ -13,17 +13,21 @@
 // and cumsum regions they leave free. Every output value is computed as before (same operations
 // in the same order); only where operands, dt and the staged L sit, and which blocks scan dt, differ.
 #include "common.cuh"
+#include "discretize_segsum_layout.h"
 #include "mma.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-constexpr int kTI = 16;               // rows i per block: one m16 tile
-constexpr int kTJ = 64;               // columns j per block: one 128-byte run of an L row
+using discretize_segsum_layout::kGramLd;
+using discretize_segsum_layout::kMinBlocks;
+using discretize_segsum_layout::kTI;
+using discretize_segsum_layout::kTJ;
+using discretize_segsum_layout::Layout;
+
+static_assert(discretize_segsum_layout::kThreads == kThreads, "the plan counts the block's threads");
 constexpr int kGemmWarps = kTJ / 16;  // warps of 16 x 16 that compute the Gram tile
-constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
 constexpr int64_t kMaxN = 256;        // B and C rows of the tile: at most two halves of 128
-constexpr int kMinBlocks = 4;         // blocks per SM the register budget is held to (64 registers)
 
 struct FastParams {
   In dt, A_log;
@@ -38,26 +42,6 @@ struct FastParams {
   int row_tiles, col_tiles;
 };
 
-// Shared-memory plan (bytes), the same on host and device. The tile region holds the operand
-// tile (one K half of C's and B's rows) and after it the raw dt, both dead before L is staged there.
-struct Layout {
-  int nk, k_half;           // K padded to 16; the first half's width (the second is nk - k_half, maybe 0)
-  int ldk;                  // 16-bit stride of the B / C rows (one half, plus 8 against conflicts)
-  size_t operands, tiles, gram, cs, part, raw, total;
-  __host__ __device__ Layout(int Q, int H, int G, int N, int dt_bytes) {
-    nk = (N + 15) / 16 * 16;
-    k_half = (nk / 16 + 1) / 2 * 16;  // one K step more in the first half where nk / 16 is odd
-    ldk = k_half + 8;
-    operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;  // a multiple of 16 bytes
-    raw = static_cast<size_t>(dt_bytes) * Q * H;                          // the chunk's dt as stored
-    const size_t staged_L = sizeof(__nv_bfloat16) * static_cast<size_t>(H) * kTI * kTJ;
-    tiles = operands + raw > staged_L ? operands + raw : staged_L;
-    gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
-    cs = sizeof(float) * static_cast<size_t>(Q) * H;
-    part = sizeof(float) * (kThreads + H);  // segment sums, then -exp(A_log) per head
-    total = tiles + gram + cs + part;
-  }
-};
 
 // The 16-byte chunk swizzle of head h's staged L rows: chunk c of a row lives at c ^ l_swizzle(h).
 // The lanes of one G/M store share a column run and differ in h / 8 (the head octet), so octet o
