@@ -366,6 +366,7 @@ __global__ void __launch_bounds__(kThreads, CouplingTile<kTile>::kMinBlocks) chu
 constexpr int kWideI = 64, kWideJ = 128, kWideWarpsJ = 4, kWideWM = 32, kWideWN = 32;
 constexpr int kWideSmem = CouplingTile<kWideI>::kSlotBytes + CouplingTile<kWideJ>::kSlotBytes;
 constexpr int kWideParts = 4, kWideW = kMaxN / kWideParts;  // copy groups and GEMM parts of 32 columns of N
+static_assert(kWideParts <= 4, "cp_async_wait_upto waits for at most 3 pending groups");
 
 // cp.async.wait_group with a count that the caller's unrolled loop makes a constant.
 __device__ __forceinline__ void cp_async_wait_upto(int pending) {
@@ -384,6 +385,8 @@ __device__ __forceinline__ void cp_async_wait_upto(int pending) {
 // (nothing else hides the copies' latency in a one-tile block); the stores as the square kernel's.
 template <class T>
 __global__ void __launch_bounds__(kThreads, 2) chunk_coupling_wide_kernel(CouplingParams p) {
+  // Mamba2Fwd's CB is causal and never takes this kernel; the launch-overlap steps are those of the
+  // square kernel, kept so that the kernel is right for any caller.
   if (p.stage_of_call) allow_next_grid();
   const WaitPreviousAtExit wait_at_exit;
   extern __shared__ uint4 smem[];

@@ -8,7 +8,7 @@
 //   which a lane's four are consecutive (x's rows are read in the same order), so a lane's cb
 //   values of a block are one 16- or 8-byte load per row.
 // Work is balanced and warps never wait for each other: a warp owns two 16-row blocks, w and
-// 15 - w, whose causal lengths add up to the same 17 blocks of 16 tokens for every warp (Q = 256;
+// 15 - w (one of them in a split tile, below), whose causal lengths add up to the same 17 blocks of 16 tokens for every warp (Q = 256;
 // a 128-row tile of 8 warps had its last warp do 16 blocks and its first one 9, and a block
 // barrier per step made every warp wait for the longest). The chunk's whole x tile is copied once
 // at the start in four groups of 64 tokens, each with an mbarrier that the cp.asyncs of every
@@ -47,6 +47,7 @@ constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev)
 constexpr int kLdX = kBN + 8;     // rows of 64 p (x)
 constexpr int kLdO = kBN + 4;     // rows of the fp32 output tile of a warp
 static_assert(kMaxQ <= kBlockThreads, "one thread loads one token of the chunk vectors");
+static_assert(kWarps == chunk_scan_split::kWarps, "the split's warp mapping counts the block's warps");
 
 // Shared memory, in bytes: x [kMaxQ][kLdX] and prev [kBN][kLdN] of T, the warps' regions (16 C
 // rows [16][kLdN] of T, later 16 fp32 output rows [16][kLdO]), dA, dt and the row scales [kMaxQ]
@@ -109,7 +110,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   // block's last one, past which no x row is read (chunk_scan_split.h).
   const int row_blocks = (valid + 15) / 16;
   const chunk_scan_split::WarpRows own = chunk_scan_split::warp_row_blocks(warp, row_blocks, place.split, place.half);
-  const int x_rows = min(valid, 16 * (chunk_scan_split::last_row_block(row_blocks, place.split, place.half) + 1));
+  const int x_rows_read = min(valid, 16 * (chunk_scan_split::last_row_block(row_blocks, place.split, place.half) + 1));
 
   const bool early = blockIdx.x < early_blocks;
   if (!early) wait_previous_grid();
@@ -176,7 +177,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   copy_c_rows(own.first);
   if (!early) copy_prev_16();
   cp_async_commit();
-  const int x_groups = (x_rows + kGroup - 1) / kGroup;
+  const int x_groups = (x_rows_read + kGroup - 1) / kGroup;
 #pragma unroll
   for (int j = 0; j < kGroups; ++j) {
     if (j < x_groups)

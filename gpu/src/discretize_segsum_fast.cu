@@ -42,7 +42,6 @@ struct FastParams {
   int row_tiles, col_tiles;
 };
 
-
 // The 16-byte chunk swizzle of head h's staged L rows: chunk c of a row lives at c ^ l_swizzle(h).
 // The lanes of one G/M store share a column run and differ in h / 8 (the head octet), so octet o
 // is moved by o * (the chunks one octet's 32 / hvec lanes span, ceil(4 / hvec), a power of 2).
@@ -318,7 +317,7 @@ void launch(const FastParams& p, size_t shared, unsigned blocks, cudaStream_t st
   cuda_check("discretize_segsum",
              cudaFuncSetAttribute(discretize_segsum_fast_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared),
-             "cudaFuncSetAttribute");
+             "cudaFuncSetAttribute(carveout)");
   launch_kernel("discretize_segsum", "launch of discretize_segsum_fast_kernel", discretize_segsum_fast_kernel<T>, blocks,
                 kThreads, shared, stream, p);
   check_launch("discretize_segsum", "discretize_segsum_fast_kernel");

@@ -16,6 +16,8 @@ constexpr int kMinBlocks = 4;         // blocks per SM the register budget is he
 
 // Shared-memory plan (bytes), the same on host and device. The tile region holds the operand
 // tile (one K half of C's and B's rows) and after it the raw dt, both dead before L is staged there.
+// A tile wholly above the diagonal, which needs no cumsum, copies both halves at once: the second
+// half's C rows after the first half's B rows in the tile region, its B rows in cs and part.
 struct Layout {
   int nk, k_half;           // K padded to 16; the first half's width (the second is nk - k_half, maybe 0)
   int ldk;                  // 16-bit stride of the B / C rows (one half, plus 8 against conflicts)

@@ -112,10 +112,12 @@ std::optional<std::string> invalid_reason(const Problem& p) {
 }
 
 std::optional<std::string> unseen_invalid_reason(const Problem& p) {
-  if (!op_spec(p.op).whole_chunks || p.q <= 0 || p.s % p.q == 0) return std::nullopt;
-  const std::optional<std::string> why = invalid_reason(p);
-  if (why != kWholeChunks) return std::nullopt;  // another check fails first, one the tensors show
-  return why;
+  if (!op_spec(p.op).whole_chunks || p.q <= 0 || p.s <= 0 || p.s % p.q == 0) return std::nullopt;
+  if (p.s > std::numeric_limits<std::int64_t>::max() - p.q) return std::nullopt;
+  Problem whole = p;  // the same case in whole chunks: any reason left is one the tensors show
+  whole.s = (p.s / p.q + 1) * p.q;
+  if (invalid_reason(whole)) return std::nullopt;
+  return std::string(kWholeChunks);
 }
 
 }  // namespace ssd

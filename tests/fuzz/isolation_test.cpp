@@ -172,7 +172,7 @@ TEST(Isolation, HonestEmulationSameVerdictsInOneWorker) {
   }
   // S = 300 with Q = 200 for discretize_segsum, whose tensors are [b, c, Q, ...]: nothing a kernel
   // is handed shows S, so the case is INVALID with its reason, without a call (not "accepted a case
-  // outside the contract"). With H % G broken too, that reason shows and the kernel is called.
+  // outside the contract"). With H % G broken too, or an int32 dt, that reason shows and the kernel is called.
   const ssd::Problem ragged = ssd::parse_problem("discretize_segsum:f16 b1 s300 q200 h16 p8 g1 n64 seed=7");
   for (ssd::CaseChecker* checker : {&isolated, &in_process}) {
     const CaseJudgement j = checker->check(ragged);
@@ -180,9 +180,12 @@ TEST(Isolation, HonestEmulationSameVerdictsInOneWorker) {
     EXPECT_TRUE(has(j.message, "S must be a multiple of Q")) << j.message;
   }
   EXPECT_EQ(isolated.worker_starts(), 1);
-  const CaseJudgement both = isolated.check(ssd::parse_problem("discretize_segsum:f16 b1 s300 q200 h16 p8 g3 n64 seed=7"));
-  EXPECT_EQ(both.verdict, Verdict::invalid) << both.message;
-  EXPECT_TRUE(has(both.message, "rejected")) << both.message;
+  for (const char* visible : {"discretize_segsum:f16 b1 s300 q200 h16 p8 g3 n64 seed=7",
+                              "discretize_segsum:f16 b1 s300 q200 h16 p8 g1 n64 dt=i32 seed=7"}) {
+    const CaseJudgement both = isolated.check(ssd::parse_problem(visible));
+    EXPECT_EQ(both.verdict, Verdict::invalid) << both.message;
+    EXPECT_TRUE(has(both.message, "rejected")) << visible << ": " << both.message;
+  }
 }
 
 TEST(Isolation, OptionsAreParsedAndChecked) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -122,6 +123,16 @@ TEST(ChunkStateWalk, SweepVisitsEveryTileOnce) {
               const auto chosen = load_of(s.tiles(), plan.walk.run, sms, 2 * sms);
               EXPECT_LE(chosen.block, single.block);
               EXPECT_LE(chosen.sm, single.sm + single.sm / 64);
+              // load_of against the replayed walk: the busiest block's tiles, and the busiest of the
+              // first sms blocks plus the busiest of the rest (an SM holds one of each at most).
+              const auto blocks = replay(plan);
+              int64_t most_first = 0, most_rest = 0;
+              for (size_t b = 0; b < blocks.size(); ++b) {
+                int64_t& most = static_cast<int64_t>(b) < sms ? most_first : most_rest;
+                most = std::max(most, static_cast<int64_t>(blocks[b].size()));
+              }
+              EXPECT_EQ(chosen.block, std::max(most_first, most_rest));
+              EXPECT_EQ(chosen.sm, most_first + most_rest);
               expect_each_tile_once(s, plan);
               ++shapes;
             }

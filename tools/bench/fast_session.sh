@@ -22,8 +22,10 @@
 #                                         at once (the machine is given back after 30 s idle)
 #   bash BUNDLE/fast_session.sh verify-finish
 #                                         part two, the next call on the same machine: memcheck and
-#                                         racecheck on the candidate, the full-size workloads of
-#                                         SSD_WORKLOAD_OPS (default mamba2,chunk_scan), the campaign's end
+#                                         racecheck on the candidate (smoke problems), memcheck on all of
+#                                         fast_problems.txt beside them (at most SSD_MEMCHECK_SECONDS,
+#                                         default 400), the full-size workloads of SSD_WORKLOAD_OPS
+#                                         (default mamba2,chunk_scan), the campaign's end
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -68,11 +70,12 @@ sanitize_smoke() {
 memcheck_problems() {
   timeout "${SSD_MEMCHECK_SECONDS:-400}" compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" \
     --kernels "$1" --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
-  echo "memcheck (fast_problems.txt) exit $?" | tee -a "$out/$2memcheck_problems.txt"
+  echo "memcheck (fast_problems.txt) exit $?" >>"$out/$2memcheck_problems.txt"
 }
 sanitize() {
   sanitize_smoke "$@"
   memcheck_problems "$@"
+  tail -1 "$out/$2memcheck_problems.txt"
 }
 
 case "${1:-}" in
