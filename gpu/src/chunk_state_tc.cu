@@ -1,247 +1,51 @@
-// SSDChunkStateFwd on tensor cores (x and B both f16 or both bf16): states[b,c,h] = X_c^T * Bw_c,
-// Bw[k,n] = round_x(B[k,n] * w[k]). A persistent grid of two 256-thread blocks per SM walks the 64x128
-// (p, n) tiles of each (batch, chunk, head) in the order of states, in runs of a few consecutive
-// tiles: block i takes runs i, i + grid, ..., so at any time the blocks hold neighbouring tiles and
-// a group's B rows come from L2 after its first head, and within a run of one chunk they stay in
-// shared memory. Each of the 8 warps owns 16 n columns of all 64 p over the whole chunk, so no warp
-// waits for another's partial sums and the accumulators leave straight from the mma.sync layout
-// (8-byte f32 stores, a warp's store covering 8 rows of 32 contiguous bytes). A tile's x and B rows
-// arrive by cp.async in four groups of 64 tokens; the GEMM starts on the first while the others
-// land, and as soon as every warp is past a group its rows take the same group of the block's next
-// tile. So the next tile's loads are in flight during this tile's GEMM and its store drain, its dA,
-// dt and sequence ids (copied with its first group) are in shared memory when it starts, and a
-// block's launch and prologue are paid once, not per tile (with one block per tile, each block's
-// stores drained with nothing else in flight and each new block's first loads were exposed). Two
-// resident blocks cover the remaining barrier and load latency (a grid of one block per SM,
-// splitting k between two warpgroups and summing through shared memory, was bound by that latency,
-// not by memory). B is scaled by w and rounded to x's dtype in registers between ldmatrix and mma
-// (WarpTile::run_b_rows_scaled), the same products as scaling it in shared memory.
-#include "chunk_state_walk.h"
-#include "common.cuh"
-#include "mma.cuh"
+// SSDChunkStateFwd's tensor-core kernels (chunk_state_tc.cuh) on mma.sync, and the launcher that
+// chooses between them: the wgmma kernel (chunk_state_wgmma.cu) where the device runs sm_90a code,
+// this one elsewhere. Each of the 8 warps computes its 64 p x 16 n with m16n8k16 mma.sync: x^T by
+// ldmatrix.trans from padded rows, B scaled in registers (WarpTile::run_b_rows_scaled); the
+// accumulators hold 2 adjacent n of a p row, stored as 8-byte pairs.
+#include "chunk_state_tc.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-using chunk_state_walk::advance;
-using chunk_state_walk::tile_at;
-using chunk_state_walk::TileAt;
-using chunk_state_walk::TileWalk;
-
-constexpr int kBM = 64;     // p per tile
-constexpr int kBN = 128;    // n per tile (the fast path takes N <= 128)
-constexpr int kMaxQ = 256;  // tokens per chunk the shared tiles hold (one per thread for w)
-constexpr int kWarps = 8, kBlockThreads = kWarps * 32, kBlocksPerSm = 2;
-constexpr int kWarpN = kBN / kWarps;                          // n columns per warp, all kBM p
-constexpr int kGroupRows = 64, kGroups = kMaxQ / kGroupRows;  // cp.async groups of tokens
-constexpr int kLdX = kBM + 8, kLdB = kBN + 8;
-constexpr int kRowVecs = kMaxQ / 4;  // 16-byte vectors of a chunk's f32 or int32 row
-static_assert(kMaxQ == kBlockThreads, "one thread computes the weight of one token");
-// Tiles per run at most: longer runs copy B less often (on the H200 runs of up to 4 made
-// chunk_state 1.17x faster than the same walk with one tile per run: 1.07x).
-constexpr int kMaxRun = 4;
-static_assert(kGroups == 4, "the waits below are written out for four groups");
-static_assert(3 * kRowVecs <= kBlockThreads, "dA, dt and the sequence ids are copied by distinct threads");
-
-// Shared memory: B [kMaxQ][kLdB], x [kMaxQ][kLdX], then dA, dt and w [kMaxQ] in f32 and the sequence
-// ids [kMaxQ]. One tile's worth: the next tile's copies reuse each part once this tile is done with it.
-constexpr size_t kBBytes = size_t{kMaxQ} * kLdB * 2, kXBytes = size_t{kMaxQ} * kLdX * 2;
-constexpr size_t kVecBytes = 3 * kMaxQ * sizeof(float) + kMaxQ * sizeof(int32_t);
-constexpr size_t kSharedBytes = kBBytes + kXBytes + kVecBytes;
-// 228 KB of shared memory per sm_90 SM, 1 KB of it reserved per block.
-static_assert(kBlocksPerSm * (kSharedBytes + 1024) <= 228 * 1024, "two blocks fit one SM");
-
-__host__ __device__ constexpr int round16(int v) { return (v + 15) / 16 * 16; }
-
-// Where a tile's data lie.
-struct TilePlace {
-  int64_t b, c, g, h, p0, t0;
-  int valid;  // the chunk's tokens, >= 1
-};
+using namespace chunk_state_tc;
 
 template <class T>
-__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
-    chunk_state_tc_kernel(ChunkStateParams p, TileWalk walk, bool vectors_by_copy, bool ids_by_copy) {
-  wait_previous_grid();
-  if (p.stage_of_call) allow_next_grid();  // state_passing, which waits before it reads anything
-  extern __shared__ uint4 smem[];
-  unsigned char* const bytes = reinterpret_cast<unsigned char*>(smem);
-  T* const sB = reinterpret_cast<T*>(bytes);             // [k][n] as stored
-  T* const sX = reinterpret_cast<T*>(bytes + kBBytes);   // [k][p] as stored
-  float* const sDA = reinterpret_cast<float*>(bytes + kBBytes + kXBytes);
-  float* const sDt = sDA + kMaxQ;
-  float* const sW = sDt + kMaxQ;
-  int32_t* const sIds = reinterpret_cast<int32_t*>(sW + kMaxQ);
-  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
-  const int64_t H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
-  const int Q = static_cast<int>(p.chunk);
-  const int k = tid;  // the token whose weight this thread computes
+struct MmaSyncGemm {
+  static constexpr int kLdX = kBM + 8;  // padded rows: the eight rows of an ldmatrix hit distinct banks
+  static constexpr bool kSwizzleX = false;
+  static constexpr size_t kXBytes = size_t{kMaxQ} * kLdX * 2;
+  static constexpr size_t kBAt = 0, kXAt = kBBytes, kVecAt = kBBytes + kXBytes;
+  static constexpr size_t kSharedBytes = kVecAt + kVecBytes;
+  static_assert(fits_two_blocks(kSharedBytes), "two blocks fit one SM");
 
-  const auto place = [&](const TileAt& t) {
-    TilePlace at;
-    at.b = t.b, at.c = t.c, at.g = t.g, at.h = at.g * walk.heads_per_group + t.hi, at.p0 = int64_t{t.pt} * kBM;
-    at.t0 = at.c * Q;
-    at.valid = static_cast<int>(min(static_cast<int64_t>(Q), S - at.t0));
-    return at;
-  };
-  const auto vec_of = [&](const TilePlace& at) { return ((at.b * H + at.h) * p.chunks + at.c) * Q; };  // [b,h,c,0]
+  __device__ static unsigned char* aligned(unsigned char* smem) { return smem; }  // 16 bytes suffice
+  __device__ static void landed() {}
+  __device__ static bool computes(int warp, int N) { return warp * kWarpN < N; }  // a warp past N: nothing to store
 
-  // This thread's token of a tile's inputs that do not arrive by copy (the sequence ids, dA and dt):
-  // plain loads into registers, issued before the block's first copies for its first tile, and for
-  // the next tile once this tile's GEMM is done (no register holds them across it) and before the
-  // next tile's last group (a load issued after copies returns after them).
-  const bool token_loads = !vectors_by_copy || (p.seq_idx != nullptr && !ids_by_copy);
-  int32_t id_k = 0, id_last = 0;
-  float dA_end = 0.0f, dA_k = 0.0f, dt_k = 0.0f;
-  const auto load_token = [&](const TileAt& t) {
-    if (!token_loads || t.index >= walk.tiles) return;
-    const TilePlace at = place(t);
-    if (k >= at.valid) return;
-    if (p.seq_idx != nullptr && !ids_by_copy) {
-      const int32_t* row_ids = p.seq_idx + at.b * S + at.t0;
-      id_last = row_ids[at.valid - 1];
-      id_k = row_ids[k];
-    }
-    if (!vectors_by_copy) {
-      const int64_t vec = vec_of(at);
-      dA_end = load(p.dA, vec + Q - 1), dA_k = load(p.dA, vec + k), dt_k = load(p.dt, vec + k);
-    }
-  };
-
-  // A tile's copies. Its dA and dt where they are f32 rows of 16-byte multiples (threads 0..63 dA,
-  // 64..127 dt, Q / 4 <= 64 vectors each) and its sequence ids where their rows are (128..191): issued
-  // first, into the commit group of its first x and B rows.
-  const auto issue_vectors = [&](const TileAt& t) {
-    if (t.index >= walk.tiles || tid >= 3 * kRowVecs) return;
-    const TilePlace at = place(t);
-    const int which = tid / kRowVecs, kv = (tid % kRowVecs) * 4;
-    if (which == 2) {
-      if (ids_by_copy && kv < at.valid) cp_async16(sIds + kv, p.seq_idx + at.b * S + at.t0 + kv, true);
-    } else if (vectors_by_copy && kv < Q) {
-      cp_async16((which == 0 ? sDA : sDt) + kv,
-                 static_cast<const float*>(which == 0 ? p.dA.p : p.dt.p) + vec_of(at) + kv, true);
-    }
-  };
-  // Its x and B rows from the chunk's first token, computed once for the four groups (valid 0 past
-  // the walk: no copies).
-  struct Rows {
-    const T* x;
-    const T* B;
-    int valid, x_cols;
-  };
-  const T* const x = static_cast<const T*>(p.x.p);
-  const T* const B = static_cast<const T*>(p.B.p);
-  const int64_t ld_x = H * P, ld_b = G * N;
-  const auto rows_of = [&](const TileAt& t) {
-    Rows r{x, B, 0, 0};
-    if (t.index < walk.tiles) {
-      const TilePlace at = place(t);
-      r.x = x + ((at.b * S + at.t0) * H + at.h) * P + at.p0;
-      r.B = B + ((at.b * S + at.t0) * G + at.g) * N;
-      r.valid = at.valid;
-      r.x_cols = static_cast<int>(P - at.p0);
-    }
-    return r;
-  };
-  // Group j: x and B rows [64 j, 64 j + 64), zeros past the valid tokens, no copy where the group
-  // lies wholly past them (the GEMM stops before it); B's only where the rows there are another
-  // chunk's or group's. Always one commit group, so the wait counts are fixed.
-  const auto issue = [&](const Rows& r, int j, bool copy_B) {
-    const int k0 = j * kGroupRows;
-    if (k0 < r.valid) {
-      copy_tile_async<kGroupRows, kBM, kBlockThreads>(sX + k0 * kLdX, kLdX, r.x + k0 * ld_x, ld_x, r.valid - k0,
-                                                      r.x_cols);
-      if (copy_B)
-        copy_tile_async<kGroupRows, kBN, kBlockThreads>(sB + k0 * kLdB, kLdB, r.B + k0 * ld_b, ld_b, r.valid - k0,
-                                                        static_cast<int>(N));
-    }
-    cp_async_commit();
-  };
-
-  const int wn = warp * kWarpN;
-  const bool warp_in = wn < N;  // a warp wholly past N computes nothing it would store
-  TileAt cur = tile_at(blockIdx.x * walk.run, walk);  // the block's first run's first tile
-  unsigned in_run = 0;                                // cur's place in its run
-  load_token(cur);
-  issue_vectors(cur);
-  {
-    const Rows first = rows_of(cur);
-#pragma unroll
-    for (int j = 0; j < kGroups; ++j) issue(first, j, true);
+  WarpTile<T, kBM, kWarpN> wt;
+  __device__ void zero() { wt.zero(); }
+  __device__ void multiply(const T* sX, const T* sB, const float* sW, int n0, int k0, int ksteps) {
+    wt.run_b_rows_scaled(sX, kLdX, sB, kLdB, sW, 0, n0, k0, ksteps);
   }
-  while (cur.index < walk.tiles) {
-    const bool run_goes_on = in_run + 1 < walk.run;
-    const TileAt next = advance(cur, run_goes_on ? walk.one : walk.jump, walk);
-    const Rows next_rows = rows_of(next);
-    const bool copy_B = next.b != cur.b || next.c != cur.c || next.g != cur.g;
-    const TilePlace at = place(cur);
-    const int rows = round16(at.valid);  // K of the GEMM, zero rows past valid
-
-    // w[k] = exp(min(dA[Q-1] - dA[k], 0)) dt[k] for this thread's token k = tid where it enters the
-    // state: it is valid and of the sequence active at the chunk's last valid token (none if that is
-    // padding). 0 otherwise, rows past valid included, so those products are zeros.
-    cp_async_wait<kGroups - 1>();  // group 0 has landed (this thread's copies)
-    __syncthreads();               // ... every thread's
-    bool token_in = k < at.valid;
-    if (token_in && p.seq_idx != nullptr) {
-      if (ids_by_copy) id_last = sIds[at.valid - 1], id_k = sIds[k];
-      token_in = id_last >= 0 && id_k == id_last;
-    }
-    if (token_in && vectors_by_copy) dA_end = sDA[Q - 1], dA_k = sDA[k], dt_k = sDt[k];  // dA read at Q-1
-    sW[k] = token_in ? within_chunk_decay(dA_end, dA_k) * dt_k : 0.0f;
-    __syncthreads();  // w is visible; dA, dt and the ids are read, so the next tile's may land there
-
-    WarpTile<T, kBM, kWarpN> wt;
-    wt.zero();
-    const auto multiply = [&](int j) {  // the 16-deep steps of group j below rows
-      const int k0 = j * kGroupRows;
-      if (!warp_in || k0 >= rows) return;
-      if (rows - k0 >= kGroupRows)  // a whole group: a fixed trip count, unrolled
-        wt.run_b_rows_scaled(sX, kLdX, sB, kLdB, sW, 0, wn, k0, kGroupRows / 16);
-      else
-        wt.run_b_rows_scaled(sX, kLdX, sB, kLdB, sW, 0, wn, k0, (rows - k0) / 16);
-    };
-    // Before multiply(j): group j has landed for every thread (the wait, then the barrier), and every
-    // warp is past multiply(j - 1), so group j - 1 of the next tile may be copied over it (its B rows
-    // stay where the next tile has the same).
-    multiply(0);
-    cp_async_wait<2>();  // this tile's group 1 has landed; its groups 2, 3 may be in flight
-    __syncthreads();
-    issue_vectors(next);
-    issue(next_rows, 0, copy_B);
-    multiply(1);
-    cp_async_wait<2>();  // group 2 has landed; group 3 and the next tile's group 0 may be in flight
-    __syncthreads();
-    issue(next_rows, 1, copy_B);
-    multiply(2);
-    cp_async_wait<2>();  // group 3 has landed; the next tile's groups 0, 1 may be in flight
-    __syncthreads();
-    issue(next_rows, 2, copy_B);
-    multiply(3);
-    __syncthreads();  // every warp is past multiply(3)
-    load_token(next);
-    issue(next_rows, 3, copy_B);
-
-    // Straight from the accumulators: rows mt*16 + gid (+8), n at wn + nt*8 + 2 tig. P - p0 and N are
-    // multiples of 8, so each (mt, half, nt) store is all in or all out for the warp.
-    if (warp_in) {
-      const int64_t out = (((at.b * p.chunks + at.c) * H + at.h) * P + at.p0) * N + wn + 2 * tig;
+  // Straight from the accumulators: rows mt*16 + gid (+8), n at n0 + nt*8 + 2 tig. p_valid and N are
+  // multiples of 8, so each (mt, half, nt) store is all in or all out for the warp.
+  __device__ void store(Out states, int64_t tile, int p_valid, int N, int n0) const {
+    const int lane = static_cast<int>(threadIdx.x) & 31, gid = lane / 4, tig = lane % 4;
+    const int64_t out = tile + n0 + 2 * tig;
 #pragma unroll
-      for (int mt = 0; mt < kBM / 16; ++mt)
+    for (int mt = 0; mt < kBM / 16; ++mt)
 #pragma unroll
-        for (int hi = 0; hi < 2; ++hi) {
-          const int r = mt * 16 + hi * 8;
-          if (at.p0 + r >= P) continue;
+      for (int hi = 0; hi < 2; ++hi) {
+        const int r = mt * 16 + hi * 8;
+        if (r >= p_valid) continue;
 #pragma unroll
-          for (int nt = 0; nt < kWarpN / 8; ++nt)
-            if (wn + nt * 8 < N)
-              store2(p.states, out + (r + gid) * N + nt * 8, wt.acc[mt][nt][2 * hi], wt.acc[mt][nt][2 * hi + 1]);
-        }
-    }
-    cur = next;
-    in_run = run_goes_on ? in_run + 1 : 0;
+        for (int nt = 0; nt < kWarpN / 8; ++nt)
+          if (n0 + nt * 8 < N)
+            store2(states, out + (r + gid) * N + nt * 8, wt.acc[mt][nt][2 * hi], wt.acc[mt][nt][2 * hi + 1]);
+      }
   }
-}
+};
 
 }  // namespace
 
@@ -253,20 +57,27 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   const int64_t p_tiles = ceil_div(p.headdim, kBM);
   const int64_t tiles = p.batch * p.chunks * p.heads * p_tiles;
   if (tiles > 0x7fffffff) return false;
-  const bool vectors_by_copy = p.dA.dtype == SSD_DTYPE_F32 && p.dt.dtype == SSD_DTYPE_F32 && p.chunk % 4 == 0 &&
-                               aligned16(p.dA.p) && aligned16(p.dt.p);
+  LaunchPlan plan;
+  plan.vectors_by_copy = p.dA.dtype == SSD_DTYPE_F32 && p.dt.dtype == SSD_DTYPE_F32 && p.chunk % 4 == 0 &&
+                         aligned16(p.dA.p) && aligned16(p.dt.p);
   // The ids of a chunk by copy where its row starts 16-byte aligned and its valid tokens are whole
   // vectors (S and Q multiples of 4), so no copy reads past the row.
-  const bool ids_by_copy = p.seq_idx != nullptr && aligned16(p.seq_idx) && p.seqlen % 4 == 0 && p.chunk % 4 == 0;
+  plan.ids_by_copy = p.seq_idx != nullptr && aligned16(p.seq_idx) && p.seqlen % 4 == 0 && p.chunk % 4 == 0;
   const int64_t sms = multiprocessors(op);
-  const chunk_state_walk::WalkPlan plan = chunk_state_walk::plan_walk(
-      tiles, p_tiles, p.heads / p.groups, p.groups, p.chunks, sms, kBlocksPerSm * sms, kMaxRun);
-  const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half> : chunk_state_tc_kernel<__nv_bfloat16>;
-  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
-             "cudaFuncSetAttribute(chunk_state_tc_kernel)");
-  launch_kernel(op, "launch of chunk_state_tc_kernel", kernel, static_cast<unsigned>(plan.grid), kBlockThreads,
-                kSharedBytes, stream, p, plan.walk, vectors_by_copy, ids_by_copy);
-  check_launch(op, "chunk_state_tc_kernel");
+  const chunk_state_walk::WalkPlan walk = chunk_state_walk::plan_walk(tiles, p_tiles, p.heads / p.groups, p.groups,
+                                                                      p.chunks, sms, kBlocksPerSm * sms, kMaxRun);
+  plan.walk = walk.walk;
+  plan.grid = static_cast<unsigned>(walk.grid);
+  if (launch_chunk_state_wgmma(op, p, plan, stream)) return true;
+
+  const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_kernel<__half, MmaSyncGemm<__half>>
+                                          : chunk_state_kernel<__nv_bfloat16, MmaSyncGemm<__nv_bfloat16>>;
+  constexpr size_t kShared = MmaSyncGemm<__half>::kSharedBytes;
+  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)),
+             "cudaFuncSetAttribute(chunk_state_kernel)");
+  launch_kernel(op, "launch of chunk_state_kernel (mma.sync)", kernel, plan.grid,
+                kBlockThreads, kShared, stream, p, plan.walk, plan.vectors_by_copy, plan.ids_by_copy);
+  check_launch(op, "chunk_state_kernel (mma.sync)");
   return true;
 }
 

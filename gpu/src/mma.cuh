@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "tensor_access.cuh"
+#include "wgmma_layout.h"
 
 namespace ssd_gpu {
 
@@ -145,17 +146,21 @@ __device__ __forceinline__ void cp_async_wait() {
 // of 0, so nothing is read there (the address may lie past the tensor; no select or branch per
 // vector, which had nvcc recompute each row address: docs/performance.md).
 // `tid` is the thread's index among the kThreads copying (a warp copying alone passes its lane).
-template <int kRows, int kCols, int kThreads, class E>
+// kSwizzle128: rows of 128 bytes (ld_dst == kCols) in the layout of wgmma's 128-byte-swizzled
+// operands (wgmma_layout.h; dst on a 1024-byte boundary or a multiple of 8 rows past one); a
+// thread's rows then differ by multiples of 8, so its vector keeps one place.
+template <int kRows, int kCols, int kThreads, bool kSwizzle128 = false, class E>
 __device__ __forceinline__ void copy_tile_async(E* dst, int ld_dst, const E* src, int64_t ld_src, int rows_in,
                                                 int cols_in, int tid = static_cast<int>(threadIdx.x)) {
   constexpr int kVec = 16 / static_cast<int>(sizeof(E)), kVecsPerRow = kCols / kVec;
   static_assert(kCols % kVec == 0 && kThreads % kVecsPerRow == 0, "whole vectors, whole rows per pass");
   constexpr int kRowStep = kThreads / kVecsPerRow, kPasses = (kRows + kRowStep - 1) / kRowStep;
+  static_assert(!kSwizzle128 || (kCols * sizeof(E) == 128 && kRowStep % 8 == 0), "swizzled: 128-byte rows, 8-row steps");
   const int row = tid / kVecsPerRow, col = (tid % kVecsPerRow) * kVec;
   const bool col_in = col < cols_in;
   const E* from = src + row * ld_src + col;
   const int64_t from_step = kRowStep * ld_src;
-  E* to = dst + row * ld_dst + col;
+  E* to = dst + row * ld_dst + (kSwizzle128 ? wgmma_layout::sw128_vector(row, col / kVec) * kVec : col);
 #pragma unroll
   for (int i = 0; i < kPasses; ++i) {
     const int r = row + i * kRowStep;

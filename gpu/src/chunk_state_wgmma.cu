@@ -1,0 +1,136 @@
+// SSDChunkStateFwd's tensor-core kernel (chunk_state_tc.cuh) on Hopper's warpgroup MMA, compiled for
+// sm_90a alone. states^T = Bw^T X per tile: each warpgroup computes 64 n x 64 p with wgmma m64n64k16,
+// A = Bw^T from registers (each warp's 16 n rows, built by the same ldmatrix.trans and scaling as the
+// mma.sync kernel), B = x read by the tensor cores from a 128-byte-swizzled tile (no ldmatrix of x,
+// 8 mma.sync per warp and 16-deep step become one wgmma per warpgroup). The accumulators hold 2
+// adjacent p of an n row; neighbouring lanes swap one value each, so every lane stores 2 adjacent n
+// of a p row as the mma.sync kernel does.
+#include "chunk_state_tc.cuh"
+#include "wgmma.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+using namespace chunk_state_tc;
+
+template <class T>
+struct WgmmaGemm {
+  static constexpr int kLdX = kBM;  // 128-byte rows, swizzled
+  static_assert(kBM * 2 == 128, "x rows are one 128-byte swizzle row");
+  static constexpr bool kSwizzleX = true;
+  static constexpr size_t kXBytes = size_t{kMaxQ} * kLdX * 2;
+  static constexpr size_t kAlign = 1024;  // the swizzle pattern's period
+  static constexpr size_t kXAt = 0, kBAt = kXBytes, kVecAt = kXBytes + kBBytes;
+  static constexpr size_t kSharedBytes = kVecAt + kVecBytes + kAlign;  // with room to align the start
+  static_assert(kBBytes % 16 == 0 && fits_two_blocks(kSharedBytes), "two blocks fit one SM");
+
+  __device__ static unsigned char* aligned(unsigned char* smem) {
+    const unsigned offset = smem_addr(smem) & (kAlign - 1);
+    return offset == 0 ? smem : smem + (kAlign - offset);
+  }
+  // The copies' writes (generic proxy) become visible to wgmma's reads (async proxy).
+  __device__ static void landed() { fence_proxy_async_shared(); }
+  // wgmma is a warpgroup's instruction: all four warps of a warpgroup with any n below N take part.
+  __device__ static bool computes(int warp, int N) { return warp / 4 * 64 < N; }
+
+  float acc[kBM / 8][4];
+  __device__ void zero() {
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
+  }
+
+  // acc += round_T(diag(w) B)^T x over the 64-token group from token k0, this warp's A rows n0..n0+15.
+  // Always the group's four 16-deep steps, not the ksteps that reach its last valid token: past it
+  // w is 0 and the copies zero-filled the group's x and B rows, so the extra steps add exact zeros,
+  // and a fixed count keeps the wgmmas out of a branch (ptxas serializes wgmmas in a divergent path).
+  // All A fragments first (registers wgmma reads asynchronously must not change before it
+  // completes), one fence, the wgmmas, then a wait: when multiply returns, the group's x and B rows
+  // are no longer read.
+  __device__ void multiply(const T* sX, const T* sB, const float* sW, int n0, int k0, int /*ksteps*/) {
+    const int lane = static_cast<int>(threadIdx.x) & 31, idx = lane >> 3, r = lane & 7, tig = lane & 3;
+    uint32_t a[kGroupRows / 16][4];
+#pragma unroll
+    for (int ks = 0; ks < kGroupRows / 16; ++ks) {
+      const int k = k0 + ks * 16;
+      // Rows k + 2 tig + {0,1} in q[0], q[2] (n0 + gid, n0 + 8 + gid), 8 rows further in q[1], q[3].
+      uint32_t q[4];
+      ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * kLdB + n0 + (idx >> 1) * 8);
+      const float2 w_lo = *reinterpret_cast<const float2*>(sW + k + 2 * tig);
+      const float2 w_hi = *reinterpret_cast<const float2*>(sW + k + 8 + 2 * tig);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float2 v = Half16<T>::unpack2(q[e]);
+        const float2 s = (e & 1) ? w_hi : w_lo;
+        q[e] = Half16<T>::pack2(v.x * s.x, v.y * s.y);
+      }
+      // mma's A fragment of the 16 x 16 block Bw^T[n0.., k..]: (n, k), (n + 8, k), (n, k + 8), (n + 8, k + 8).
+      a[ks][0] = q[0], a[ks][1] = q[2], a[ks][2] = q[1], a[ks][3] = q[3];
+    }
+    wgmma_fence();
+#pragma unroll
+    for (int ks = 0; ks < kGroupRows / 16; ++ks) {
+      wgmma_m64n64k16_rs<T>(acc, a[ks], sw128_mn_descriptor(sX + (k0 + ks * 16) * kLdX));
+    }
+    wgmma_commit();
+    wgmma_wait<0>();
+  }
+
+  // acc[j] holds (n0 + gid (+8 in [2], [3]), p = 8 j + 2 tig + {0, 1}). Lanes gid and gid ^ 1 swap a
+  // value, so the even lane holds n0 + gid, + 1 at p = 8 j + 2 tig and the odd lane the same pair at
+  // p + 1: 8-byte stores. p_valid and N are multiples of 8: each (j, half) is all in or all out for
+  // the pair of lanes.
+  __device__ void store(Out states, int64_t tile, int p_valid, int N, int n0) const {
+    const int lane = static_cast<int>(threadIdx.x) & 31, gid = lane / 4, tig = lane % 4;
+    const bool odd = gid & 1;
+#pragma unroll
+    for (int j = 0; j < kBM / 8; ++j) {
+      if (8 * j >= p_valid) break;
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float p_even = acc[j][2 * half], p_odd = acc[j][2 * half + 1];
+        const float got = __shfl_xor_sync(0xffffffffu, odd ? p_even : p_odd, 4);
+        const int n = n0 + half * 8 + (gid & ~1);
+        const int row = 8 * j + 2 * tig + (odd ? 1 : 0);
+        if (n < N) store2(states, tile + int64_t{row} * N + n, odd ? got : p_even, odd ? p_odd : got);
+      }
+    }
+  }
+};
+
+// sm_90a code runs on compute capability 9.0 devices alone.
+bool device_runs_sm90a(const char* op) {
+  int device = 0, major = 0, minor = 0;
+  cuda_check(op, cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(op, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  cuda_check(op, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  return major == 9 && minor == 0;
+}
+
+// SSD_GPU_WGMMA=0 (read once) keeps the mma.sync kernel, so the two can be compared in one library.
+bool wgmma_allowed() {
+  static const bool allowed = [] {
+    const char* value = std::getenv("SSD_GPU_WGMMA");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return allowed;
+}
+
+}  // namespace
+
+bool chunk_state_tc::launch_chunk_state_wgmma(const char* op, const ChunkStateParams& p, const LaunchPlan& plan,
+                                              cudaStream_t stream) {
+  if (!wgmma_allowed() || !device_runs_sm90a(op)) return false;
+  const auto kernel = p.x.dtype == SSD_DTYPE_F16 ? chunk_state_kernel<__half, WgmmaGemm<__half>>
+                                                 : chunk_state_kernel<__nv_bfloat16, WgmmaGemm<__nv_bfloat16>>;
+  constexpr size_t kShared = WgmmaGemm<__half>::kSharedBytes;
+  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)),
+             "cudaFuncSetAttribute(chunk_state_kernel, wgmma)");
+  launch_kernel(op, "launch of chunk_state_kernel (wgmma)", kernel, plan.grid, kBlockThreads, kShared, stream, p,
+                plan.walk, plan.vectors_by_copy, plan.ids_by_copy);
+  check_launch(op, "chunk_state_kernel (wgmma)");
+  return true;
+}
+
+}  // namespace ssd_gpu
