@@ -23,8 +23,10 @@
 // the alignment of the dynamic shared memory's start that the plan needs), how x is stored (kLdX
 // elements per row, kSwizzleX: 128-byte swizzled rows), landed() after a wait for copies (what must
 // happen before the block barrier that publishes them to the GEMM), computes(warp, N), zero(),
-// multiply(sX, sB, sW, n0, k0, ksteps) over 16-deep steps from token k0, and store(...) of the
-// warp's 64 p x 16 n accumulators.
+// multiply(sX, sB, sW, n0, k0, ksteps) over the 16-deep steps of the 64-token group from k0 that
+// reach the chunk's last valid token (a GEMM may run the whole group instead: its x and B rows
+// past the valid tokens are zeros and so is w there), and store(...) of the warp's 64 p x 16 n
+// accumulators.
 #pragma once
 #include "chunk_state_walk.h"
 #include "common.cuh"
