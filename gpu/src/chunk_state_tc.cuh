@@ -34,8 +34,9 @@
 
 namespace ssd_gpu::chunk_state_tc {
 
-using chunk_state_walk::advance;
-using chunk_state_walk::tile_at;
+using chunk_state_walk::Cursor;
+using chunk_state_walk::first_tile;
+using chunk_state_walk::next_tile;
 using chunk_state_walk::TileAt;
 using chunk_state_walk::TileWalk;
 
@@ -172,21 +173,20 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 
   const int wn = warp * kWarpN;
   const bool warp_in = Gemm::computes(warp, static_cast<int>(N));
-  TileAt cur = tile_at(blockIdx.x * walk.run, walk);  // the block's first run's first tile
-  unsigned in_run = 0;                                // cur's place in its run
-  load_token(cur);
-  issue_vectors(cur);
+  Cursor cur = first_tile(blockIdx.x, walk);
+  load_token(cur.tile);
+  issue_vectors(cur.tile);
   {
-    const Rows first = rows_of(cur);
+    const Rows first = rows_of(cur.tile);
 #pragma unroll
     for (int j = 0; j < kGroups; ++j) issue(first, j, true);
   }
-  while (cur.index < walk.tiles) {
-    const bool run_goes_on = in_run + 1 < walk.run;
-    const TileAt next = advance(cur, run_goes_on ? walk.one : walk.jump, walk);
+  while (cur.tile.index < walk.tiles) {
+    const Cursor after = next_tile(cur, walk);
+    const TileAt& next = after.tile;
     const Rows next_rows = rows_of(next);
-    const bool copy_B = next.b != cur.b || next.c != cur.c || next.g != cur.g;
-    const TilePlace at = place(cur);
+    const bool copy_B = next.b != cur.tile.b || next.c != cur.tile.c || next.g != cur.tile.g;
+    const TilePlace at = place(cur.tile);
     const int rows = round16(at.valid);  // K of the GEMM, zero rows past valid
 
     // w[k] = exp(min(dA[Q-1] - dA[k], 0)) dt[k] for this thread's token k = tid where it enters the
@@ -242,8 +242,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     if (warp_in)
       gemm.store(p.states, (((at.b * p.chunks + at.c) * H + at.h) * P + at.p0) * N, static_cast<int>(P - at.p0),
                  static_cast<int>(N), wn);
-    cur = next;
-    in_run = run_goes_on ? in_run + 1 : 0;
+    cur = after;
   }
 }
 

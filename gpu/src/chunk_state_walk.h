@@ -60,6 +60,22 @@ __host__ __device__ __forceinline__ TileAt advance(TileAt t, const TileAt& step,
   return t;
 }
 
+// A block's place in its walk: its tile and that tile's place in its run. The kernel and the host
+// tests' replay step through a walk with these two alone.
+struct Cursor {
+  TileAt tile;
+  unsigned in_run;
+};
+// Block `block`'s first tile: its first run's first.
+__host__ __device__ __forceinline__ Cursor first_tile(unsigned block, const TileWalk& w) {
+  return {tile_at(block * w.run, w), 0u};
+}
+// The block's tile after c: `one` within a run, `jump` from a run's last tile to its next run's first.
+__host__ __device__ __forceinline__ Cursor next_tile(const Cursor& c, const TileWalk& w) {
+  const bool run_goes_on = c.in_run + 1 < w.run;
+  return {advance(c.tile, run_goes_on ? w.one : w.jump, w), run_goes_on ? c.in_run + 1 : 0u};
+}
+
 // The most tiles of one block, and of one SM, when the blocks take runs of `run` tiles (block i the
 // runs i, i + grid, ..., the last run cut at `tiles`) and an SM holds one of the first `sms` blocks
 // and at most one of the rest, in any pairing (a fresh launch places blocks one per SM first).

@@ -11,8 +11,10 @@
 
 namespace {
 
-using ssd_gpu::chunk_state_walk::advance;
+using ssd_gpu::chunk_state_walk::Cursor;
+using ssd_gpu::chunk_state_walk::first_tile;
 using ssd_gpu::chunk_state_walk::load_of;
+using ssd_gpu::chunk_state_walk::next_tile;
 using ssd_gpu::chunk_state_walk::plan_walk;
 using ssd_gpu::chunk_state_walk::tile_at;
 using ssd_gpu::chunk_state_walk::TileAt;
@@ -29,14 +31,14 @@ WalkPlan plan_of(const Shape& s, int64_t sms = kSms, int64_t slots = kSlots) {
   return plan_walk(s.tiles(), s.p_tiles, s.heads_per_group, s.groups, s.chunks, sms, slots, kMaxRun);
 }
 
-// Each block's tiles as the kernel walks them: from tile blockIdx * run, `one` within a run and
-// `jump` after its last tile, until the index passes the tiles. Checks the digits of every step.
+// Each block's tiles as the kernel walks them (first_tile, then next_tile until the index passes the
+// tiles). Checks the digits of every step against division.
 std::vector<std::vector<unsigned>> replay(const WalkPlan& plan) {
   std::vector<std::vector<unsigned>> blocks(static_cast<size_t>(plan.grid));
   for (int64_t block = 0; block < plan.grid; ++block) {
-    TileAt cur = tile_at(static_cast<unsigned>(block) * plan.walk.run, plan.walk);
-    unsigned in_run = 0;
-    while (cur.index < plan.walk.tiles) {
+    for (Cursor at = first_tile(static_cast<unsigned>(block), plan.walk); at.tile.index < plan.walk.tiles;
+         at = next_tile(at, plan.walk)) {
+      const TileAt& cur = at.tile;
       const TileAt by_division = tile_at(cur.index, plan.walk);
       EXPECT_EQ(cur.pt, by_division.pt);
       EXPECT_EQ(cur.hi, by_division.hi);
@@ -44,9 +46,6 @@ std::vector<std::vector<unsigned>> replay(const WalkPlan& plan) {
       EXPECT_EQ(cur.c, by_division.c);
       EXPECT_EQ(cur.b, by_division.b);
       blocks[static_cast<size_t>(block)].push_back(cur.index);
-      const bool run_goes_on = in_run + 1 < plan.walk.run;
-      cur = advance(cur, run_goes_on ? plan.walk.one : plan.walk.jump, plan.walk);
-      in_run = run_goes_on ? in_run + 1 : 0;
     }
   }
   return blocks;
