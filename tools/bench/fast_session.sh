@@ -26,6 +26,15 @@
 #                                         fast_problems.txt beside them (at most SSD_MEMCHECK_SECONDS,
 #                                         default 400), the full-size workloads of SSD_WORKLOAD_OPS
 #                                         (default mamba2,chunk_scan), the campaign's end
+#   bash BUNDLE/fast_session.sh verify-once
+#                                         the whole verification in one call, where a second call may not
+#                                         come (machines scarce): the campaign (SSD_FUZZ_SECONDS, default
+#                                         540, the most that fits a 10-minute call) beside the GPU tests
+#                                         (also with SSD_GPU_WGMMA=0: the mma.sync fallbacks),
+#                                         fast_problems.txt plain and under memcheck, memcheck and racecheck
+#                                         on the smoke problems and the full-size workloads of
+#                                         SSD_WORKLOAD_OPS (default mamba2,chunk_scan), each step cut at the
+#                                         campaign's end; no timing
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -187,6 +196,45 @@ case "${1:-}" in
       tail -1 "$campaign/shard$shard.txt"
     done
     ;;
+  verify-once)
+    seconds=${SSD_FUZZ_SECONDS:-540}
+    deadline=$(($(date +%s) + seconds + 20))
+    left() { local l=$((deadline - $(date +%s))); [ $l -gt 5 ] && echo $l || echo 5; }
+    for shard in 0 1; do
+      far=()
+      [ $shard = 1 ] && far=(--far 0.02)
+      timeout $((seconds + 60)) "$here/ssd-fuzz" --kernels "$lib" --time "$seconds" --shard $shard/2 \
+        --seed "${SSD_FUZZ_SEED:-1}" "${far[@]}" --dump "" >"$out/once_shard$shard.txt" 2>&1 &
+    done
+    (
+      timeout "$(left)" "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" \
+        --gtest_filter='-GpuWorkloads.*' >"$out/once_tests.txt" 2>&1
+      echo "GPU tests exit $?" >>"$out/once_tests.txt"
+      timeout "$(left)" "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" \
+        >"$out/once_problems.txt" 2>&1
+      echo "fast_problems.txt exit $?" >>"$out/once_problems.txt"
+      SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout "$(left)" "$here/ssd_gpu_tests" --library "$lib" \
+        --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/once_workloads.txt" 2>&1
+      echo "full-size workloads exit $?" >>"$out/once_workloads.txt"
+    ) &
+    SSD_MEMCHECK_SECONDS=$(left) memcheck_problems "$lib" once_ &
+    (
+      sanitize_smoke "$lib" once_ >"$out/once_sanitize.txt" 2>&1
+      SSD_GPU_WGMMA=0 timeout "$(left)" "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" \
+        --gtest_filter='-GpuWorkloads.*' >"$out/once_fallback_tests.txt" 2>&1
+      echo "GPU tests with SSD_GPU_WGMMA=0 exit $?" >>"$out/once_fallback_tests.txt"
+    ) &
+    while [ -n "$(jobs -r)" ]; do
+      sleep 10
+      save
+    done
+    for f in tests fallback_tests problems workloads memcheck_problems sanitize; do tail -2 "$out/once_$f.txt"; done
+    grep -hE "^(PASSED|FAILED|SUSPECT)" "$out/once_workloads.txt" | cut -c1-120
+    for shard in 0 1; do
+      grep -E "^\|" "$out/once_shard$shard.txt"
+      tail -1 "$out/once_shard$shard.txt"
+    done
+    ;;
   profile)
     kernel=${2:?usage: fast_session.sh profile KERNEL OPS FILTER}
     profile_ops=${3:?usage: fast_session.sh profile KERNEL OPS FILTER}
@@ -202,7 +250,7 @@ case "${1:-}" in
     python3 "$here/sass_profile.py" "$out/$name.csv" | tee "$out/$name.md"
     ;;
   *)
-    echo "usage: fast_session.sh time|tests|workloads|checks|verify-start|verify-finish|profile" >&2
+    echo "usage: fast_session.sh time|tests|workloads|checks|verify-start|verify-finish|verify-once|profile" >&2
     exit 2
     ;;
 esac

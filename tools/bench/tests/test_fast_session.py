@@ -1,11 +1,13 @@
 """fast_session.sh verify-start / verify-finish on a bundle of stand-in programs: the call that starts
 the campaign returns while the campaign runs, also when its output goes through a pipe (as a device
-call's `| tail` does), and verify-finish waits for the campaign and keeps its shards' results."""
+call's `| tail` does), and verify-finish waits for the campaign and keeps its shards' results;
+verify-once runs every step in one call and ends with the campaign."""
 import os
 import pathlib
 import shutil
 import stat
 import subprocess
+import tarfile
 import time
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "fast_session.sh"
@@ -23,7 +25,12 @@ echo "| op | cases |"
 echo "no failures after $time s (stand-in)"
 """
 TESTS = """#!/bin/sh
+echo "SSD_GPU_WGMMA=${SSD_GPU_WGMMA:-unset}"
 echo "[  PASSED  ] 1 test."
+"""
+# compute-sanitizer: a clean run of whatever it is given.
+SANITIZER = """#!/bin/sh
+echo "========= ERROR SUMMARY: 0 errors"
 """
 
 
@@ -46,8 +53,12 @@ def bundle(tmp_path):
 
 
 def run_phase(here, tmp_path, phase, out):
+    tools = tmp_path / "tools"
+    tools.mkdir(exist_ok=True)
+    executable(tools / "compute-sanitizer", SANITIZER)
     env = dict(os.environ, OUT=str(out), SSD_CAMPAIGN_DIR=str(tmp_path / "campaign"),
-               SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2")
+               SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2",
+               PATH=f"{tools}:{os.environ.get('PATH', '')}")
     # Through a pipe, which only closes when every process holding the script's stdout has ended.
     started = time.monotonic()
     shell = subprocess.run(["bash", "-c", f"bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
@@ -70,3 +81,22 @@ def test_verify_start_returns_while_the_campaign_runs(tmp_path):
     assert finish.stdout.count(f"no failures after {CAMPAIGN_SECONDS} s (stand-in)") == 2, finish.stdout
     for shard in (0, 1):
         assert "no failures" in (tmp_path / "campaign" / f"shard{shard}.txt").read_text()
+
+
+def test_verify_once_runs_every_step_and_ends_with_the_campaign(tmp_path):
+    here = bundle(tmp_path)
+    once, seconds = run_phase(here, tmp_path, "verify-once", tmp_path / "out")
+    assert once.returncode == 0, once.stdout
+    # It waited for both shards of the campaign, and not much longer.
+    assert once.stdout.count(f"no failures after {CAMPAIGN_SECONDS} s (stand-in)") == 2, once.stdout
+    assert CAMPAIGN_SECONDS <= seconds < CAMPAIGN_SECONDS + 30, once.stdout
+    for line in ("GPU tests exit 0", "GPU tests with SSD_GPU_WGMMA=0 exit 0", "fast_problems.txt exit 0",
+                 "full-size workloads exit 0", "memcheck (fast_problems.txt) exit 0", "racecheck exit 0"):
+        assert line in once.stdout, (line, once.stdout)
+    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
+        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
+                for m in archive.getmembers() if m.isfile()}
+    # The fallback tests ran with the wgmma kernels switched off, the others with them on.
+    assert "SSD_GPU_WGMMA=0" in logs["once_fallback_tests.txt"]
+    assert "SSD_GPU_WGMMA=unset" in logs["once_tests.txt"]
+    assert "no failures" in logs["once_shard0.txt"] and "no failures" in logs["once_shard1.txt"]
