@@ -461,12 +461,12 @@ bool launch_chunk_coupling_fast(const char* op, const CouplingParams& p, cudaStr
   // tiles per SM (side64 <= 2 side128): one tile per block, all resident.
   const bool wide = 4 * matrices * side128 * side128 >= 3 * sms;
   const bool f16 = dt == SSD_DTYPE_F16;
-  // Non-causal grids past 64 a side take 64 x 128 tiles, a block each, where the 128-wide ones would
-  // not cover the SMs (the rule above) or would fill just one wave (b4 s2048 g1: 128 tiles of 128 on
-  // 132 SMs, each block one round trip, become 256 of 64 x 128): side64 * side128 <= 2 side128^2 per
-  // matrix, at most 2 per SM either way, all resident at 2 per SM.
+  // Non-causal grids past 64 a side take 64 x 128 tiles, a block each, where 128-wide tiles would
+  // fill at most one wave: below the rule above (under 3/4 of the SMs) and just past it (b4 s2048 g1:
+  // 128 tiles of 128 on 132 SMs, each block one round trip, become 256 of 64 x 128). side64 * side128
+  // <= 2 side128^2 per matrix: at most 2 per SM, all resident at 2 per SM.
   const bool one_wave_of_128 = matrices * side128 * side128 <= sms;
-  if ((!wide || one_wave_of_128) && !p.causal && p.chunk > 64) {
+  if (one_wave_of_128 && !p.causal && p.chunk > 64) {
     const int64_t wide_tiles = matrices * side64 * side128;
     f16 ? launch_wide<__half>(op, p, wide_tiles, stream) : launch_wide<__nv_bfloat16>(op, p, wide_tiles, stream);
     return true;

@@ -70,14 +70,14 @@ bool launch_chunk_state_fast(const char* op, const ChunkStateParams& p, cudaStre
   plan.grid = static_cast<unsigned>(walk.grid);
   if (launch_chunk_state_wgmma(op, p, plan, stream)) return true;
 
-  const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_kernel<__half, MmaSyncGemm<__half>>
-                                          : chunk_state_kernel<__nv_bfloat16, MmaSyncGemm<__nv_bfloat16>>;
+  const auto kernel = dt == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half, MmaSyncGemm<__half>>
+                                          : chunk_state_tc_kernel<__nv_bfloat16, MmaSyncGemm<__nv_bfloat16>>;
   constexpr size_t kShared = MmaSyncGemm<__half>::kSharedBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)),
-             "cudaFuncSetAttribute(chunk_state_kernel)");
-  launch_kernel(op, "launch of chunk_state_kernel (mma.sync)", kernel, plan.grid,
+             "cudaFuncSetAttribute(chunk_state_tc_kernel)");
+  launch_kernel(op, "launch of chunk_state_tc_kernel (mma.sync)", kernel, plan.grid,
                 kBlockThreads, kShared, stream, p, plan.walk, plan.vectors_by_copy, plan.ids_by_copy);
-  check_launch(op, "chunk_state_kernel (mma.sync)");
+  check_launch(op, "chunk_state_tc_kernel (mma.sync)");
   return true;
 }
 

@@ -73,7 +73,7 @@ struct TilePlace {
 
 template <class T, class Gemm>
 __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
-    chunk_state_kernel(ChunkStateParams p, TileWalk walk, bool vectors_by_copy, bool ids_by_copy) {
+    chunk_state_tc_kernel(ChunkStateParams p, TileWalk walk, bool vectors_by_copy, bool ids_by_copy) {
   wait_previous_grid();
   if (p.stage_of_call) allow_next_grid();  // state_passing, which waits before it reads anything
   extern __shared__ uint4 smem[];

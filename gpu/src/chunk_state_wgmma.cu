@@ -44,7 +44,8 @@ struct WgmmaGemm {
   // acc += round_T(diag(w) B)^T x over the 64-token group from token k0, this warp's A rows n0..n0+15.
   // Always the group's four 16-deep steps, not the ksteps that reach its last valid token: past it
   // w is 0 and the copies zero-filled the group's x and B rows, so the extra steps add exact zeros,
-  // and a fixed count keeps the wgmmas out of a branch (ptxas serializes wgmmas in a divergent path).
+  // and the count is a constant (with the data-dependent one, ptxas serialized the wgmmas: "wgmma in
+  // a divergent path").
   // All A fragments first (registers wgmma reads asynchronously must not change before it
   // completes), one fence, the wgmmas, then a wait: when multiply returns, the group's x and B rows
   // are no longer read.
@@ -54,7 +55,8 @@ struct WgmmaGemm {
 #pragma unroll
     for (int ks = 0; ks < kGroupRows / 16; ++ks) {
       const int k = k0 + ks * 16;
-      // Rows k + 2 tig + {0,1} in q[0], q[2] (n0 + gid, n0 + 8 + gid), 8 rows further in q[1], q[3].
+      // Rows k + 2 tig + {0,1} in q[0], q[2] (n0 + gid, n0 + 8 + gid), 8 rows further in q[1], q[3]:
+      // the scaled B fragments of WarpTile::run_b_rows_scaled.
       uint32_t q[4];
       ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * kLdB + n0 + (idx >> 1) * 8);
       const float2 w_lo = *reinterpret_cast<const float2*>(sW + k + 2 * tig);
@@ -122,14 +124,14 @@ bool wgmma_allowed() {
 bool chunk_state_tc::launch_chunk_state_wgmma(const char* op, const ChunkStateParams& p, const LaunchPlan& plan,
                                               cudaStream_t stream) {
   if (!wgmma_allowed() || !device_runs_sm90a(op)) return false;
-  const auto kernel = p.x.dtype == SSD_DTYPE_F16 ? chunk_state_kernel<__half, WgmmaGemm<__half>>
-                                                 : chunk_state_kernel<__nv_bfloat16, WgmmaGemm<__nv_bfloat16>>;
+  const auto kernel = p.x.dtype == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half, WgmmaGemm<__half>>
+                                                 : chunk_state_tc_kernel<__nv_bfloat16, WgmmaGemm<__nv_bfloat16>>;
   constexpr size_t kShared = WgmmaGemm<__half>::kSharedBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)),
-             "cudaFuncSetAttribute(chunk_state_kernel, wgmma)");
-  launch_kernel(op, "launch of chunk_state_kernel (wgmma)", kernel, plan.grid, kBlockThreads, kShared, stream, p,
+             "cudaFuncSetAttribute(chunk_state_tc_kernel, wgmma)");
+  launch_kernel(op, "launch of chunk_state_tc_kernel (wgmma)", kernel, plan.grid, kBlockThreads, kShared, stream, p,
                 plan.walk, plan.vectors_by_copy, plan.ids_by_copy);
-  check_launch(op, "chunk_state_kernel (wgmma)");
+  check_launch(op, "chunk_state_tc_kernel (wgmma)");
   return true;
 }
 
