@@ -101,21 +101,9 @@ struct WgmmaGemm {
   }
 };
 
-// sm_90a code runs on compute capability 9.0 devices alone.
-bool device_runs_sm90a(const char* op) {
-  int device = 0, major = 0, minor = 0;
-  cuda_check(op, cudaGetDevice(&device), "cudaGetDevice");
-  cuda_check(op, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
-  cuda_check(op, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
-  return major == 9 && minor == 0;
-}
-
 // SSD_GPU_WGMMA=0 (read once) keeps the mma.sync kernel, so the two can be compared in one library.
 bool wgmma_allowed() {
-  static const bool allowed = [] {
-    const char* value = std::getenv("SSD_GPU_WGMMA");
-    return value == nullptr || std::string(value) != "0";
-  }();
+  static const bool allowed = env_switch_on("SSD_GPU_WGMMA");
   return allowed;
 }
 
@@ -123,7 +111,7 @@ bool wgmma_allowed() {
 
 bool chunk_state_tc::launch_chunk_state_wgmma(const char* op, const ChunkStateParams& p, const LaunchPlan& plan,
                                               cudaStream_t stream) {
-  if (!wgmma_allowed() || !device_runs_sm90a(op)) return false;
+  if (!wgmma_allowed() || compute_capability(op) != 90) return false;  // sm_90a code runs on 9.0 alone
   const auto kernel = p.x.dtype == SSD_DTYPE_F16 ? chunk_state_tc_kernel<__half, WgmmaGemm<__half>>
                                                  : chunk_state_tc_kernel<__nv_bfloat16, WgmmaGemm<__nv_bfloat16>>;
   constexpr size_t kShared = WgmmaGemm<__half>::kSharedBytes;

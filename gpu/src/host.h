@@ -40,15 +40,27 @@ inline int64_t multiprocessors(const char* op) {
   return count;
 }
 
+// Whether a switch of the environment (`name`=0 turns it off) is on: unset or anything but "0".
+inline bool env_switch_on(const char* name) {
+  const char* value = std::getenv(name);
+  return value == nullptr || std::string(value) != "0";
+}
+
 // Whether launch_kernel (common.cuh) launches the fast kernels as programmatic dependent launches:
 // yes unless the environment sets SSD_GPU_PDL=0 (read once), which launches them plainly, so a
 // difference can be traced to the overlap.
 inline bool programmatic_launch_enabled() {
-  static const bool enabled = [] {
-    const char* value = std::getenv("SSD_GPU_PDL");
-    return value == nullptr || std::string(value) != "0";
-  }();
+  static const bool enabled = env_switch_on("SSD_GPU_PDL");
   return enabled;
+}
+
+// The current device's compute capability as major * 10 + minor (90: H100, H200).
+inline int compute_capability(const char* op) {
+  int device = 0, major = 0, minor = 0;
+  cuda_check(op, cudaGetDevice(&device), "cudaGetDevice");
+  cuda_check(op, cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+  cuda_check(op, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "cudaDeviceGetAttribute");
+  return major * 10 + minor;
 }
 
 inline In in(const ssd_tensor& t) { return In{t.data, t.dtype}; }
