@@ -47,8 +47,9 @@ struct WgmmaGemm {
   // and the count is a constant (with the data-dependent one, ptxas serialized the wgmmas: "wgmma in
   // a divergent path").
   // All A fragments first (registers wgmma reads asynchronously must not change before it
-  // completes), one fence, the wgmmas, then a wait: when multiply returns, the group's x and B rows
-  // are no longer read.
+  // completes), the fragments and accumulators pinned before one fence, the wgmmas, then a wait
+  // (the accumulators pinned after it): when multiply returns, the group's x and B rows are no
+  // longer read.
   __device__ void multiply(const T* sX, const T* sB, const float* sW, int n0, int k0, int /*ksteps*/) {
     const int lane = static_cast<int>(threadIdx.x) & 31, idx = lane >> 3, r = lane & 7, tig = lane & 3;
     uint32_t a[kGroupRows / 16][4];
@@ -70,6 +71,8 @@ struct WgmmaGemm {
       // mma's A fragment of the 16 x 16 block Bw^T[n0.., k..]: (n, k), (n + 8, k), (n, k + 8), (n + 8, k + 8).
       a[ks][0] = q[0], a[ks][1] = q[2], a[ks][2] = q[1], a[ks][3] = q[3];
     }
+    wgmma_fence_operands(a);
+    wgmma_fence_operands(acc);
     wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < kGroupRows / 16; ++ks) {
@@ -77,6 +80,7 @@ struct WgmmaGemm {
     }
     wgmma_commit();
     wgmma_wait<0>();
+    wgmma_fence_operands(acc);
   }
 
   // acc[j] holds (n0 + gid (+8 in [2], [3]), p = 8 j + 2 tig + {0, 1}). Lanes gid and gid ^ 1 swap a

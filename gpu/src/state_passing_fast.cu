@@ -8,6 +8,7 @@
 // one-element kernel takes every other shape.
 #include "chunk_carry.cuh"
 #include "mma.cuh"
+#include "state_passing_segments.h"
 
 namespace ssd_gpu {
 namespace {
@@ -26,7 +27,10 @@ constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minim
 template <class T, int kAhead>
 __global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
   wait_previous_grid();
-  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  if (p.stage_of_call)
+    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  else
+    allow_next_grid_if_sparse();
   const T* states = static_cast<const T*>(p.states.p);
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -79,6 +83,81 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
     launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream, p);
   else
     launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream, p);
+}
+
+// ---- Long chains in segments ----------------------------------------------------------------------
+
+// A chain of NC > 32 chunks costs the one-element kernel a round trip per 32 chunks. Here the 8
+// threads of an element split it into segments of up to 16 chunks (state_passing_segments.h: the
+// split and the arithmetic), so a window of up to 128 chunks has all its loads in flight at once;
+// the segments' sums go through shared memory. The sums are associated differently from the
+// one-element kernel's (any order is within the contract's bounds); every thread of an element folds
+// the same values in the same order, so the results are deterministic.
+namespace segments = state_passing_segments;
+constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
+constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
+static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
+
+// 16 values in registers, three blocks per SM (80 registers, no spills; at four blocks, 64
+// registers, the 16-bit kernels spilled, and 32 values a thread took 109 registers).
+template <class T>
+__global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(StatePassingParams p) {
+  wait_previous_grid();
+  if (p.stage_of_call)
+    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  else
+    allow_next_grid_if_sparse();
+  __shared__ float sScale[kWindow];
+  __shared__ float sEnd[segments::kSegments][kSegmentWidth];
+  __shared__ float sProduct[segments::kSegments];
+  const int tid = static_cast<int>(threadIdx.x), segment = tid / kSegmentWidth, e = tid % kSegmentWidth;
+  const int64_t NC = p.chunks, H = p.heads, D = p.width;
+  const int64_t slices = ceil_div(D, kSegmentWidth);
+  const int64_t bh = blockIdx.x / slices;  // the launcher's grid has one block per (b, h, slice)
+  const int64_t b = bh / H, h = bh % H;
+  const int64_t d = (blockIdx.x % slices) * kSegmentWidth + e;
+  const bool active = d < D;
+  const int64_t stride = H * D;  // from chunk c to c + 1
+  const T* states = static_cast<const T*>(p.states.p);
+  const int length = segments::segment_length(NC);
+  float M = (active && p.initial.p != nullptr) ? load(p.initial, bh * D + d) : 0.0f;  // entering the window
+  for (int64_t c0 = 0; c0 < NC; c0 += segments::kSegments * length) {
+    const segments::SegmentChunks own = segments::segment_chunks(NC, length, c0, segment);
+    const int count = active ? own.count : 0;
+    const int64_t base = ((b * NC + own.first) * H + h) * D + d;
+    float v[segments::kSegmentChunks];
+    {
+      const T* s = states + base;  // loaded before any store of the window (out may alias states)
+#pragma unroll
+      for (int k = 0; k < segments::kSegmentChunks; ++k) {
+        v[k] = 0.0f;
+        if (k < count) {
+          v[k] = to_f32(*s);
+          s += stride;
+        }
+      }
+    }
+    __syncthreads();  // the previous window's scales and segment sums are consumed
+    if (tid < kWindow && c0 + tid < NC) sScale[tid] = chunk_carry_scale(p, b, bh, NC, c0 + tid);
+    __syncthreads();
+    const float* scale = sScale + segment * length;
+    const segments::SegmentSum sum = segments::scan_from_zero(scale, v, count);
+    sEnd[segment][e] = sum.end;
+    if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
+    __syncthreads();
+    const segments::Folded folded = segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
+    M = folded.after;
+    float entering = folded.own_entering;
+    int64_t to = base;
+#pragma unroll
+    for (int k = 0; k < segments::kSegmentChunks; ++k)
+      if (k < count) {
+        store(p.out, to, entering);  // the state ENTERING chunk own.first + k
+        to += stride;
+        entering = scale[k] * entering + v[k];
+      }
+  }
+  if (active && segment == 0 && p.final_states != nullptr) p.final_states[bh * D + d] = M;
 }
 
 // ---- Four consecutive elements per thread --------------------------------------------------------
@@ -189,7 +268,10 @@ constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
 template <class T, class O, int kAhead>
 __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
   wait_previous_grid();
-  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  if (p.stage_of_call)
+    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  else
+    allow_next_grid_if_sparse();
   static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -292,6 +374,21 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
     const unsigned grid = static_cast<unsigned>(vec);
     with_states_type(p.states.dtype, [&](auto t) { launch_vec_out<typename decltype(t)::type>(op, p, grid, stream); });
     check_launch(op, "state_passing_vec_kernel");
+    return true;
+  }
+#ifndef STATE_PASSING_SEGMENTS_FROM
+#define STATE_PASSING_SEGMENTS_FROM 32
+#endif
+  if (p.chunks > STATE_PASSING_SEGMENTS_FROM) {  // more than one batch of the one-element kernel
+    const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
+    if (tiles > 0x7fffffff) return false;
+    if (tiles == 0) return true;
+    const unsigned grid = static_cast<unsigned>(tiles);
+    with_states_type(p.states.dtype, [&](auto t) {
+      launch_kernel(op, "launch of state_passing_segments_kernel",
+                    state_passing_segments_kernel<typename decltype(t)::type>, grid, kThreads, 0, stream, p);
+    });
+    check_launch(op, "state_passing_segments_kernel");
     return true;
   }
   const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kThreads);

@@ -30,6 +30,24 @@ __device__ __forceinline__ void fence_proxy_async_shared() {
 // reads it.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Pins registers that a wgmma reads or writes asynchronously to this point of the program (CUTLASS's
+// warpgroup_fence_operand): the fence and wait above order memory only, so without it the compiler
+// may move the writes of an A fragment or of zeroed accumulators below wgmma_fence(), or a read of
+// the accumulators above wgmma_wait(), which the PTX ISA leaves undefined.
+template <int kRows, int kCols>
+__device__ __forceinline__ void wgmma_fence_operands(float (&d)[kRows][kCols]) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i)
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) asm volatile("" : "+f"(d[i][j])::"memory");
+}
+template <int kRows, int kCols>
+__device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[kRows][kCols]) {
+#pragma unroll
+  for (int i = 0; i < kRows; ++i)
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) asm volatile("" : "+r"(a[i][j])::"memory");
+}
 // Returns once at most kPending committed groups of this warpgroup are still running.
 template <int kPending>
 __device__ __forceinline__ void wgmma_wait() {

@@ -33,8 +33,12 @@ for arg in "${sources[@]}"; do
   replacement=
   [[ $arg == *=* ]] && replacement=${arg#*=}
   [ -z "$replacement" ] || [ -f "$replacement" ] || fail "argument '$arg': no file $replacement"
-  obj=gpu/CMakeFiles/ssd_gpu.dir/src/$source.o
-  cmd=$(grep -E -- "-o ${obj//./\\.}( |\$)" <<<"$commands" | head -1 || true)
+  cmd=
+  for dir in ssd_gpu ssd_gpu_sm90a; do  # the library's sources, and those built for sm_90a alone
+    obj=gpu/CMakeFiles/$dir.dir/src/$source.o
+    cmd=$(grep -E -- "-o ${obj//./\\.}( |\$)" <<<"$commands" | head -1 || true)
+    [ -z "$cmd" ] || break
+  done
   [ -n "$cmd" ] || fail "argument '$arg': $source is not a source of ssd_gpu (gpu/src/)"
   cmd=${cmd/-MD -MT $obj -MF $obj.d/}
   cmd=${cmd/-o $obj/-o $objects/$source.o}
