@@ -349,6 +349,9 @@ int64_t vec_tiles(const StatePassingParams& p, const char* op) {
   const int64_t tiles = p.batch * p.heads * ceil_div(D / kVec, kThreads);
   const int64_t depth = p.chunks <= 8 ? 8 : (states_bytes == 4 ? kVecDeep<float> : kVecDeep<__half>);
   if (p.chunks > depth && tiles < 2 * multiprocessors(op)) return 0;
+#ifdef SP_VEC_ONE_BATCH
+  if (p.chunks > depth) return -1;  // past one batch: the segments kernel
+#endif
   return tiles;
 }
 
@@ -379,7 +382,7 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
 #ifndef STATE_PASSING_SEGMENTS_FROM
 #define STATE_PASSING_SEGMENTS_FROM 32
 #endif
-  if (p.chunks > STATE_PASSING_SEGMENTS_FROM) {  // more than one batch of the one-element kernel
+  if (vec < 0 || p.chunks > STATE_PASSING_SEGMENTS_FROM) {  // more than one batch of the one-element kernel
     const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
     if (tiles > 0x7fffffff) return false;
     if (tiles == 0) return true;
