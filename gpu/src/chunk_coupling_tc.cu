@@ -398,10 +398,7 @@ __global__ void __launch_bounds__(kThreads, 2) chunk_coupling_wide_kernel(Coupli
   const int nk = static_cast<int>((p.dstate + 15) / 16 * 16);  // K of the GEMM, zero columns past N
   const int warp = static_cast<int>(threadIdx.x) / 32;
   const int wm = (warp / kWideWarpsJ) * kWideWM, wn = (warp % kWideWarpsJ) * kWideWN;
-  if (!p.stage_of_call) {
-    wait_previous_grid();
-    allow_next_grid_if_sparse();
-  }
+  if (!p.stage_of_call) wait_previous_grid();
   issue_copies<T, kWideI, kWideJ, kWideParts>(p, t, t.live(), true, cs, bs);
   const T* const sC = reinterpret_cast<const T*>(cs);  // [i][n]
   const T* const sB = reinterpret_cast<const T*>(bs);  // [j][n]

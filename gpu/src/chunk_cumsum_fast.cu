@@ -14,10 +14,7 @@ constexpr int kMaxChunk = 2048;     // sDt holds kHeads x Q floats
 
 __global__ void __launch_bounds__(kThreads) chunk_cumsum_fast_kernel(CumsumParams p) {
   wait_previous_grid();
-  if (p.stage_of_call)
-    allow_next_grid();  // Mamba2Fwd's chunk_state copies its inputs meanwhile
-  else
-    allow_next_grid_if_sparse();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's chunk_state copies its inputs meanwhile
   extern __shared__ __align__(16) float sDt[];  // [kHeads][Q]: dt', 0 in the padded tail
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   const int Q = static_cast<int>(p.chunk), H = static_cast<int>(p.heads);

@@ -1,11 +1,11 @@
-// SSDStatePassingFwd with the chunk loads issued ahead: the same scan and arithmetic as the fp32
-// kernel (bit-identical results), but each thread loads the states of several chunks before it
-// stores the first of them. In the fp32 kernel every load waits for the previous chunk's store (they
-// may alias), so a chain of NC chunks costs NC round trips to memory. Where D is a multiple of 4,
-// at least 1024 wide and the bases are aligned, each thread owns 4 consecutive elements (one 16- or
-// 8-byte load per chunk, the out dtype a template argument, one vector store) and the first batch
-// of loads is issued before the chunk scales are computed, so the two round trips overlap; the
-// one-element kernel takes every other shape.
+// SSDStatePassingFwd with the chunk loads issued ahead: each thread loads the states of several
+// chunks before it stores the first of them (in the fp32 kernel every load waits for the previous
+// chunk's store, as they may alias, so a chain of NC chunks costs NC round trips to memory). Where D
+// is a multiple of 4, at least 1024 wide and the bases are aligned, each thread owns 4 consecutive
+// elements (one 16- or 8-byte load per chunk, the out dtype a template argument, one vector store)
+// and walks the chain in batches; every other shape runs 8 threads per element, each taking a
+// segment of the chain (state_passing_segments.h), so that a window of up to 128 chunks has all its
+// loads in flight at once.
 #include "chunk_carry.cuh"
 #include "mma.cuh"
 #include "state_passing_segments.h"
@@ -13,86 +13,16 @@
 namespace ssd_gpu {
 namespace {
 
-// ---- One element per thread (any D, any alignment) ----------------------------------------------
+// ---- One element per 8 threads, the chain in segments (any D, any alignment) -----------------------
 
-// The states' storage type is a template argument (to_f32): 32 loads with a dtype switch each
-// would not fit in registers. kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
-// occupancy, which Mamba2Fwd's 8-chunk stage needs more than depth); otherwise 32 (measured: a
-// 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills). The loads and
-// the stores walk one pointer each from chunk to chunk, so no per-chunk offsets stay live between
-// them: 32 deep, f32 states fit 80 registers (three blocks per SM), 16-bit ones 92 (two, as before).
-template <class T, int kAhead>
-constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minimum (the compiler's default)
-
-template <class T, int kAhead>
-__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
-  wait_previous_grid();
-  if (p.stage_of_call)
-    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
-  else
-    allow_next_grid_if_sparse();
-  const T* states = static_cast<const T*>(p.states.p);
-  __shared__ float sScale[kThreads];
-  const int tid = static_cast<int>(threadIdx.x);
-  const int64_t NC = p.chunks, H = p.heads, D = p.width;
-  const int64_t slices = ceil_div(D, kThreads);
-  const int64_t tile = blockIdx.x;  // the launcher's grid has one block per tile
-  const int64_t bh = tile / slices;
-  const int64_t b = bh / H, h = bh % H;
-  const int64_t d = (tile % slices) * kThreads + tid;
-  const bool active = d < D;
-  const int64_t stride = H * D;  // from chunk c to c + 1
-  float M = (active && p.initial.p != nullptr) ? load(p.initial, bh * D + d) : 0.0f;
-  for (int64_t c0 = 0; c0 < NC; c0 += kThreads) {
-    __syncthreads();  // the previous batch of scales is consumed
-    const int64_t c = c0 + tid;
-    if (c < NC) {
-      sScale[tid] = chunk_carry_scale(p, b, bh, NC, c);
-    }
-    __syncthreads();
-    if (!active) continue;
-    const int count = static_cast<int>(min(static_cast<int64_t>(kThreads), NC - c0));
-    const int64_t first = ((b * NC + c0) * H + h) * D + d;
-    const T* src = states + first;  // chunk c0 + k0 + k of the loads
-    int64_t at = first;             // ... and of the stores
-    for (int k0 = 0; k0 < count; k0 += kAhead) {
-      float v[kAhead];
-      const T* s = src;
-#pragma unroll
-      for (int k = 0; k < kAhead; ++k)
-        if (k0 + k < count) {
-          v[k] = to_f32(*s);
-          s += stride;
-        }
-      src = s;
-#pragma unroll
-      for (int k = 0; k < kAhead; ++k)
-        if (k0 + k < count) {
-          store(p.out, at, M);  // the state ENTERING chunk c0 + k0 + k
-          at += stride;
-          M = sScale[k0 + k] * M + v[k];
-        }
-    }
-  }
-  if (active && p.final_states != nullptr) p.final_states[bh * D + d] = M;
-}
-
-template <class T>
-void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
-  if (p.chunks <= 8)
-    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream, p);
-  else
-    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream, p);
-}
-
-// ---- Long chains in segments ----------------------------------------------------------------------
-
-// A chain of NC > 32 chunks costs the one-element kernel a round trip per 32 chunks. Here the 8
-// threads of an element split it into segments of up to 16 chunks (state_passing_segments.h: the
-// split and the arithmetic), so a window of up to 128 chunks has all its loads in flight at once;
-// the segments' sums go through shared memory. The sums are associated differently from the
-// one-element kernel's (any order is within the contract's bounds); every thread of an element folds
-// the same values in the same order, so the results are deterministic.
+// The 8 threads of an element split its chain into segments of up to 16 chunks
+// (state_passing_segments.h: the split and the arithmetic), so a window of up to 128 chunks has all
+// its loads in flight at once (one thread walking the chain 32 chunks deep waited a round trip per
+// 32 chunks: 13.0 us on the b2 s32768 workload against 6.8 here, and 3.43 against 3.01 us on the
+// 16-chunk ones, where the loads now also go out before the scales' round trip); the segments' sums
+// go through shared memory. The sums are associated differently from a walk along the chain (any
+// order is within the contract's bounds); every thread of an element folds the same values in the
+// same order, so the results are deterministic.
 namespace segments = state_passing_segments;
 constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
 constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
@@ -103,10 +33,7 @@ static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
 template <class T>
 __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(StatePassingParams p) {
   wait_previous_grid();
-  if (p.stage_of_call)
-    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
-  else
-    allow_next_grid_if_sparse();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
   __shared__ float sScale[kWindow];
   __shared__ float sEnd[segments::kSegments][kSegmentWidth];
   __shared__ float sProduct[segments::kSegments];
@@ -145,7 +72,9 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
     __syncthreads();
-    const segments::Folded folded = segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
+    const int window_chunks = static_cast<int>(min(NC - c0, int64_t{segments::kSegments} * length));
+    const segments::Folded folded =
+        segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, sScale, length, window_chunks, segment);
     M = folded.after;
     float entering = folded.own_entering;
     int64_t to = base;
@@ -268,10 +197,7 @@ constexpr int kVecDeep = sizeof(T) == 4 ? 8 : 16;
 template <class T, class O, int kAhead>
 __global__ void __launch_bounds__(kThreads, 4) state_passing_vec_kernel(StatePassingParams p) {
   wait_previous_grid();
-  if (p.stage_of_call)
-    allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
-  else
-    allow_next_grid_if_sparse();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
   static_assert(kThreads % kAhead == 0, "a batch of chunks within one batch of scales");
   __shared__ float sScale[kThreads];
   const int tid = static_cast<int>(threadIdx.x);
@@ -337,8 +263,9 @@ bool aligned(const void* q, int64_t bytes) { return reinterpret_cast<uintptr_t>(
 // (narrower chains are latency-bound: 4 elements per thread would not shorten a thread's chain of
 // round trips but would hold 4 times fewer chunks in flight per register and put the chains on 4
 // times fewer SMs), every base aligned to 4 of its elements, and either all chunks in one batch or
-// two blocks per SM (past one batch a thread waits a round trip per batch, 8 or 16 chunks against
-// the one-element kernel's 32, which only a grid that keeps the memory busy meanwhile hides).
+// two blocks per SM (past one batch a thread waits a round trip per batch of 8 or 16 chunks, which
+// only a grid that keeps the memory busy meanwhile hides; the segments kernel was 4-6x slower on
+// the wide f32 workloads and on Mamba2Fwd s8192's 32 chunks of 8192-wide states).
 int64_t vec_tiles(const StatePassingParams& p, const char* op) {
   const int64_t D = p.width;
   if (D % kVec != 0 || D / kVec < kThreads) return 0;
@@ -349,9 +276,6 @@ int64_t vec_tiles(const StatePassingParams& p, const char* op) {
   const int64_t tiles = p.batch * p.heads * ceil_div(D / kVec, kThreads);
   const int64_t depth = p.chunks <= 8 ? 8 : (states_bytes == 4 ? kVecDeep<float> : kVecDeep<__half>);
   if (p.chunks > depth && tiles < 2 * multiprocessors(op)) return 0;
-#ifdef SP_VEC_ONE_BATCH
-  if (p.chunks > depth) return -1;  // past one batch: the segments kernel
-#endif
   return tiles;
 }
 
@@ -379,27 +303,15 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
     check_launch(op, "state_passing_vec_kernel");
     return true;
   }
-#ifndef STATE_PASSING_SEGMENTS_FROM
-#define STATE_PASSING_SEGMENTS_FROM 32
-#endif
-  if (vec < 0 || p.chunks > STATE_PASSING_SEGMENTS_FROM) {  // more than one batch of the one-element kernel
-    const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
-    if (tiles > 0x7fffffff) return false;
-    if (tiles == 0) return true;
-    const unsigned grid = static_cast<unsigned>(tiles);
-    with_states_type(p.states.dtype, [&](auto t) {
-      launch_kernel(op, "launch of state_passing_segments_kernel",
-                    state_passing_segments_kernel<typename decltype(t)::type>, grid, kThreads, 0, stream, p);
-    });
-    check_launch(op, "state_passing_segments_kernel");
-    return true;
-  }
-  const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kThreads);
+  const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
   if (tiles > 0x7fffffff) return false;
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
-  with_states_type(p.states.dtype, [&](auto t) { launch_scalar<typename decltype(t)::type>(op, p, grid, stream); });
-  check_launch(op, "state_passing_fast_kernel");
+  with_states_type(p.states.dtype, [&](auto t) {
+    launch_kernel(op, "launch of state_passing_segments_kernel", state_passing_segments_kernel<typename decltype(t)::type>,
+                  grid, kThreads, 0, stream, p);
+  });
+  check_launch(op, "state_passing_segments_kernel");
   return true;
 }
 

@@ -11,6 +11,7 @@
 #pragma once
 #include <cuda_runtime_api.h>  // __host__, __device__, __forceinline__ for either compiler
 
+#include <cfloat>
 #include <cstdint>
 
 namespace ssd_gpu::state_passing_segments {
@@ -55,17 +56,29 @@ __host__ __device__ __forceinline__ SegmentSum scan_from_zero(const float* scale
 
 // Folds the window's segments onto `entering` (the state entering the window), segment 0 first:
 // the state entering segment `own`, and the state after the window. product[s] and
-// end[s * end_stride] are segment s's SegmentSum. Every thread of an element folds the same values
-// in the same order, so they agree bit for bit.
+// end[s * end_stride] are segment s's SegmentSum; scale[i] is the window's chunk i's scale, and the
+// window holds window_chunks chunks. A segment's product carries the state where it is a normal
+// number. Where it is not, it overflowed or underflowed on the way although the state carried
+// chunk by chunk need not (an infinite product times a zero state is NaN, a flushed one loses a
+// large state), so the state is multiplied by the segment's scales one by one, as the one-element
+// walk carries it. Every thread of an element folds the same values in the same order, so they
+// agree bit for bit.
 struct Folded {
   float own_entering, after;
 };
 __host__ __device__ __forceinline__ Folded fold(float entering, const float* product, const float* end, int end_stride,
-                                                int own) {
+                                                const float* scale, int length, int window_chunks, int own) {
   Folded f{entering, entering};
   for (int s = 0; s < kSegments; ++s) {
     if (s == own) f.own_entering = f.after;
-    f.after = product[s] * f.after + end[s * end_stride];
+    const float magnitude = product[s] < 0.0f ? -product[s] : product[s];
+    if (magnitude >= FLT_MIN && magnitude <= FLT_MAX) {  // false for NaN too
+      f.after = product[s] * f.after + end[s * end_stride];
+    } else {
+      const int from = s * length, to = from + length < window_chunks ? from + length : window_chunks;
+      for (int i = from; i < to; ++i) f.after *= scale[i];
+      f.after += end[s * end_stride];
+    }
   }
   return f;
 }

@@ -86,16 +86,6 @@ __device__ __forceinline__ float within_chunk_decay_exp2(float dA_to, float dA_f
 // discretize_segsum with 256 blocks ran 13-15% slower so on the H200).
 __device__ __forceinline__ void wait_previous_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void allow_next_grid() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
-// allow_next_grid() where this grid has at most one block per SM: the next kernel's blocks then land
-// on SMs this one leaves idle (the uneven landing above needs several blocks per SM), and its launch
-// is under way while this one runs. Elsewhere nothing.
-__device__ __forceinline__ void allow_next_grid_if_sparse() {
-#ifdef SSD_EARLY_TRIGGER
-  unsigned sms;
-  asm("mov.u32 %0, %%nsmid;\n" : "=r"(sms));
-  if (gridDim.x * gridDim.y * gridDim.z <= sms) allow_next_grid();
-#endif
-}
 
 // Inclusive prefix sum over the 32 lanes (lane 0 first); fixed order, so deterministic.
 __device__ __forceinline__ float warp_inclusive_scan(float v) {

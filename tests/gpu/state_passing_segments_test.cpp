@@ -3,11 +3,14 @@
 // arithmetic (each segment scanned from zero, the fold, the walk from the entering state) against
 // the one-element kernel's sequential walk M = scale * M + value. With scales 0 and 1 and integer
 // values every fp32 operation is exact, so the two must agree bit for bit: any chunk taken twice,
-// skipped, or folded in the wrong order shows.
+// skipped, or folded in the wrong order shows. So they must where a segment's product of scales
+// leaves fp32's range but the state carried chunk by chunk does not (powers of two: exact).
 #include "state_passing_segments.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -50,7 +53,7 @@ TEST(StatePassingSegments, OneSegmentByHand) {
   float product[segments::kSegments], end[segments::kSegments];
   for (int s = 0; s < segments::kSegments; ++s) product[s] = 1.0f, end[s] = 0.0f;  // empty segments
   product[0] = sum.product, end[0] = sum.end;
-  const segments::Folded f = segments::fold(8.0f, product, end, 1, 0);
+  const segments::Folded f = segments::fold(8.0f, product, end, 1, scale, 3, 3, 0);
   EXPECT_EQ(f.own_entering, 8.0f);
   EXPECT_EQ(f.after, 15.0f);
 }
@@ -76,9 +79,10 @@ Chain segmented(const std::vector<float>& scale, const std::vector<float>& value
       const segments::SegmentSum sum = segments::scan_from_zero(sc, v[s], own.count);
       product[s] = sum.product, end[s] = sum.end;
     }
+    const int window_chunks = static_cast<int>(std::min<int64_t>(NC - c0, int64_t{segments::kSegments} * length));
     float after = M;
     for (int s = 0; s < segments::kSegments; ++s) {  // every thread's fold and walk
-      const segments::Folded f = segments::fold(M, product, end, 1, s);
+      const segments::Folded f = segments::fold(M, product, end, 1, &scale[c0], length, window_chunks, s);
       if (s > 0) {
         EXPECT_EQ(f.after, after) << "threads of one element fold to different states";
       }
@@ -124,6 +128,37 @@ TEST(StatePassingSegments, MatchesTheSequentialWalkExactly) {
     for (int c = 0; c < NC; ++c) ASSERT_EQ(got.entering[c], want.entering[c]) << "NC " << NC << ", chunk " << c;
     ASSERT_EQ(got.final_state, want.final_state) << "NC " << NC;
   }
+}
+
+// A segment whose scales multiply to more than fp32 holds (2^70 x 3 = 2^210: infinite) entered with
+// a zero state: the walk carries 0 (0 * 2^70 = 0), a product would give inf * 0 = NaN. Found by the
+// fuzz campaign (Mamba2Fwd, q1, negative dt'), where it put a NaN in the output.
+TEST(StatePassingSegments, ProductOverflowWithAZeroState) {
+  const int NC = 24;  // segments of 3
+  std::vector<float> scale(NC, 1.0f), value(NC, 0.0f);
+  for (int c = 0; c < 3; ++c) scale[c] = std::ldexp(1.0f, 70);
+  for (int c = 3; c < NC; ++c) value[c] = static_cast<float>(c);
+  const Chain want = sequential(scale, value, 0.0f), got = segmented(scale, value, 0.0f);
+  for (int c = 0; c < NC; ++c) ASSERT_EQ(got.entering[c], want.entering[c]) << "chunk " << c;
+  EXPECT_EQ(got.final_state, want.final_state);
+  EXPECT_EQ(got.entering[3], 0.0f);  // by hand: the state is zero through the first segment
+}
+
+// A segment whose scales multiply to less than fp32 holds (2^-60 x 3 = 2^-180: flushed to 0) carrying
+// a large state: 2^100 -> 2^40 -> 2^-20 -> 2^-80, all normal; a product would carry 0. The next
+// segment's scale 2^80 brings it back to 1.
+TEST(StatePassingSegments, ProductUnderflowWithALargeState) {
+  const int NC = 24;
+  std::vector<float> scale(NC, 1.0f), value(NC, 0.0f);
+  for (int c = 0; c < 3; ++c) scale[c] = std::ldexp(1.0f, -60);
+  scale[3] = std::ldexp(1.0f, 80);
+  for (int c = 4; c < NC; ++c) value[c] = 1.0f;
+  const float initial = std::ldexp(1.0f, 100);
+  const Chain want = sequential(scale, value, initial), got = segmented(scale, value, initial);
+  for (int c = 0; c < NC; ++c) ASSERT_EQ(got.entering[c], want.entering[c]) << "chunk " << c;
+  EXPECT_EQ(got.final_state, want.final_state);
+  EXPECT_EQ(got.entering[3], std::ldexp(1.0f, -80));
+  EXPECT_EQ(got.entering[4], 1.0f);
 }
 
 }  // namespace
