@@ -3,9 +3,9 @@
 // chunk's store, as they may alias, so a chain of NC chunks costs NC round trips to memory). Where D
 // is a multiple of 4, at least 1024 wide and the bases are aligned, each thread owns 4 consecutive
 // elements (one 16- or 8-byte load per chunk, the out dtype a template argument, one vector store)
-// and walks the chain in batches; every other shape runs 8 threads per element, each taking a
-// segment of the chain (state_passing_segments.h), so that a window of up to 128 chunks has all its
-// loads in flight at once.
+// and walks the chain in batches; other shapes run one element per thread, 32 chunks deep, or past
+// 32 chunks 8 threads per element, each taking a segment of the chain (state_passing_segments.h),
+// so that a window of up to 128 chunks has all its loads in flight at once.
 #include "chunk_carry.cuh"
 #include "mma.cuh"
 #include "state_passing_segments.h"
@@ -13,17 +13,90 @@
 namespace ssd_gpu {
 namespace {
 
-// ---- One element per 8 threads, the chain in segments (any D, any alignment) -----------------------
+// ---- One element per thread (any D, any alignment) ----------------------------------------------
 
-// The 8 threads of an element split its chain into segments of up to 16 chunks
-// (state_passing_segments.h: the split and the arithmetic), so a window of up to 128 chunks has all
-// its loads in flight at once (one thread walking the chain 32 chunks deep waited a round trip per
-// 32 chunks: 13.0 us on the b2 s32768 workload against 6.8 here, and 3.43 against 3.01 us on the
-// 16-chunk ones, where the loads now also go out before the scales' round trip); the segments' sums
-// go through shared memory. The sums are associated differently from a walk along the chain (any
-// order is within the contract's bounds); every thread of an element folds the same values in the
-// same order, so the results are deterministic.
+// The states' storage type is a template argument (to_f32): 32 loads with a dtype switch each
+// would not fit in registers. kAhead: chunk loads in flight per thread. 8 where there are no more chunks (registers cost
+// occupancy, which Mamba2Fwd's 8-chunk stage needs more than depth); otherwise 32 (measured: a
+// 16-deep build was slower on the 16-chunk workloads, and its f32 variant spills). The loads and
+// the stores walk one pointer each from chunk to chunk, so no per-chunk offsets stay live between
+// them: 32 deep, f32 states fit 80 registers (three blocks per SM), 16-bit ones 92 (two, as before).
+template <class T, int kAhead>
+constexpr int kMinBlocks = kAhead > 8 && sizeof(T) == 4 ? 3 : 0;  // 0: no minimum (the compiler's default)
+
+template <class T, int kAhead>
+__global__ void __launch_bounds__(kThreads, (kMinBlocks<T, kAhead>)) state_passing_fast_kernel(StatePassingParams p) {
+  wait_previous_grid();
+  if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
+  const T* states = static_cast<const T*>(p.states.p);
+  __shared__ float sScale[kThreads];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int64_t NC = p.chunks, H = p.heads, D = p.width;
+  const int64_t slices = ceil_div(D, kThreads);
+  const int64_t tile = blockIdx.x;  // the launcher's grid has one block per tile
+  const int64_t bh = tile / slices;
+  const int64_t b = bh / H, h = bh % H;
+  const int64_t d = (tile % slices) * kThreads + tid;
+  const bool active = d < D;
+  const int64_t stride = H * D;  // from chunk c to c + 1
+  float M = (active && p.initial.p != nullptr) ? load(p.initial, bh * D + d) : 0.0f;
+  for (int64_t c0 = 0; c0 < NC; c0 += kThreads) {
+    __syncthreads();  // the previous batch of scales is consumed
+    const int64_t c = c0 + tid;
+    if (c < NC) {
+      sScale[tid] = chunk_carry_scale(p, b, bh, NC, c);
+    }
+    __syncthreads();
+    if (!active) continue;
+    const int count = static_cast<int>(min(static_cast<int64_t>(kThreads), NC - c0));
+    const int64_t first = ((b * NC + c0) * H + h) * D + d;
+    const T* src = states + first;  // chunk c0 + k0 + k of the loads
+    int64_t at = first;             // ... and of the stores
+    for (int k0 = 0; k0 < count; k0 += kAhead) {
+      float v[kAhead];
+      const T* s = src;
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k)
+        if (k0 + k < count) {
+          v[k] = to_f32(*s);
+          s += stride;
+        }
+      src = s;
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k)
+        if (k0 + k < count) {
+          store(p.out, at, M);  // the state ENTERING chunk c0 + k0 + k
+          at += stride;
+          M = sScale[k0 + k] * M + v[k];
+        }
+    }
+  }
+  if (active && p.final_states != nullptr) p.final_states[bh * D + d] = M;
+}
+
+template <class T>
+void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, cudaStream_t stream) {
+  if (p.chunks <= 8)
+    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 8>, grid, kThreads, 0, stream, p);
+  else
+    launch_kernel(op, "launch of state_passing_fast_kernel", state_passing_fast_kernel<T, 32>, grid, kThreads, 0, stream, p);
+}
+
+
+// ---- Chains past one batch: one element per 8 threads, in segments (any D, any alignment) ----------
+
+// Past one batch of the one-element kernel (32 chunks), the 8 threads of an element split its chain
+// into segments of up to 16 chunks (state_passing_segments.h: the split and the arithmetic), so a
+// window of up to 128 chunks has all its loads in flight at once where the one-element kernel waited
+// a round trip per 32 chunks (b2 s32768: 13.0 -> 8.3 us on the H200); the segments' sums go through
+// shared memory. The sums are associated differently from a walk along the chain (any order is
+// within the contract's bounds); every thread of an element folds the same values in the same
+// order, so the results are deterministic. Shorter chains keep the one-element kernel: with the
+// fold's scale-by-scale path, which segments whose product of scales underflows take (the
+// workloads' do), segments were slower on the 16-chunk workloads (3.65 against 3.43 us; with the
+// product alone 3.05, but that NaNs where the product overflows).
 namespace segments = state_passing_segments;
+constexpr int kSegmentsPast = 32;  // chunks: one batch of the one-element kernel
 constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
 constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
 static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
@@ -264,8 +337,8 @@ bool aligned(const void* q, int64_t bytes) { return reinterpret_cast<uintptr_t>(
 // round trips but would hold 4 times fewer chunks in flight per register and put the chains on 4
 // times fewer SMs), every base aligned to 4 of its elements, and either all chunks in one batch or
 // two blocks per SM (past one batch a thread waits a round trip per batch of 8 or 16 chunks, which
-// only a grid that keeps the memory busy meanwhile hides; the segments kernel was 4-6x slower on
-// the wide f32 workloads and on Mamba2Fwd s8192's 32 chunks of 8192-wide states).
+// only a grid that keeps the memory busy meanwhile hides; segments were 4-6x slower on the wide f32
+// workloads and on Mamba2Fwd s8192's 32 chunks of 8192-wide states).
 int64_t vec_tiles(const StatePassingParams& p, const char* op) {
   const int64_t D = p.width;
   if (D % kVec != 0 || D / kVec < kThreads) return 0;
@@ -303,15 +376,24 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
     check_launch(op, "state_passing_vec_kernel");
     return true;
   }
-  const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
+  if (p.chunks > kSegmentsPast) {
+    const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
+    if (tiles > 0x7fffffff) return false;
+    if (tiles == 0) return true;
+    const unsigned grid = static_cast<unsigned>(tiles);
+    with_states_type(p.states.dtype, [&](auto t) {
+      launch_kernel(op, "launch of state_passing_segments_kernel",
+                    state_passing_segments_kernel<typename decltype(t)::type>, grid, kThreads, 0, stream, p);
+    });
+    check_launch(op, "state_passing_segments_kernel");
+    return true;
+  }
+  const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kThreads);
   if (tiles > 0x7fffffff) return false;
   if (tiles == 0) return true;
   const unsigned grid = static_cast<unsigned>(tiles);
-  with_states_type(p.states.dtype, [&](auto t) {
-    launch_kernel(op, "launch of state_passing_segments_kernel", state_passing_segments_kernel<typename decltype(t)::type>,
-                  grid, kThreads, 0, stream, p);
-  });
-  check_launch(op, "state_passing_segments_kernel");
+  with_states_type(p.states.dtype, [&](auto t) { launch_scalar<typename decltype(t)::type>(op, p, grid, stream); });
+  check_launch(op, "state_passing_fast_kernel");
   return true;
 }
 
