@@ -34,7 +34,9 @@
 #                                         fast_problems.txt plain and under memcheck, memcheck and racecheck
 #                                         on the smoke problems and the full-size workloads of
 #                                         SSD_WORKLOAD_OPS (default mamba2,chunk_scan), each step cut at the
-#                                         campaign's end; no timing
+#                                         campaign's end; before them, ssd-bench of SSD_VERIFY_BENCH_OPS if
+#                                         set (e.g. "state_passing"); SSD_MEMCHECK_OPS narrows memcheck's
+#                                         problems where the device time left is short
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -76,10 +78,18 @@ sanitize_smoke() {
 }
 # memcheck on every problem of fast_problems.txt (SSD_MEMCHECK_SECONDS at most, default 400: the
 # problems take minutes under the sanitizer), for library $1; log $out/$2memcheck_problems.txt.
+# SSD_MEMCHECK_OPS (a regex of op names, e.g. "state_passing|mamba2") keeps the problems of those ops
+# only, where the device time left would not cover all of them.
 memcheck_problems() {
+  local problems="$here/fast_problems.txt"
+  if [ -n "${SSD_MEMCHECK_OPS:-}" ]; then
+    problems=$(mktemp)
+    grep -E "^(${SSD_MEMCHECK_OPS}):" "$here/fast_problems.txt" >"$problems"
+  fi
   timeout "${SSD_MEMCHECK_SECONDS:-400}" compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" \
-    --kernels "$1" --isolation none --problems "$here/fast_problems.txt" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
-  echo "memcheck (fast_problems.txt) exit $?" >>"$out/$2memcheck_problems.txt"
+    --kernels "$1" --isolation none --problems "$problems" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
+  local rc=$?
+  echo "memcheck (fast_problems.txt) exit $rc, $(grep -c . "$problems") problems" >>"$out/$2memcheck_problems.txt"
 }
 sanitize() {
   sanitize_smoke "$@"
@@ -197,6 +207,13 @@ case "${1:-}" in
     done
     ;;
   verify-once)
+    # The ops of SSD_VERIFY_BENCH_OPS timed first, alone on the GPU (the figures of the kernels verified).
+    if [ -n "${SSD_VERIFY_BENCH_OPS:-}" ]; then
+      # shellcheck disable=SC2086
+      timeout 120 "$here/ssd-bench" --kernels "$lib" --ops $SSD_VERIFY_BENCH_OPS --max-seconds 0.3 "${against[@]}" \
+        --json "$out/once_bench.json" >"$out/once_bench.txt" 2>&1
+      grep -E "^\| [A-Z]|x$" "$out/once_bench.txt" | cut -c1-160
+    fi
     seconds=${SSD_FUZZ_SECONDS:-540}
     deadline=$(($(date +%s) + seconds + 20))
     left() { local l=$((deadline - $(date +%s))); [ $l -gt 5 ] && echo $l || echo 5; }

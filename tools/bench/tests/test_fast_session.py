@@ -1,7 +1,8 @@
 """fast_session.sh verify-start / verify-finish on a bundle of stand-in programs: the call that starts
 the campaign returns while the campaign runs, also when its output goes through a pipe (as a device
 call's `| tail` does), and verify-finish waits for the campaign and keeps its shards' results;
-verify-once runs every step in one call and ends with the campaign."""
+verify-once runs every step in one call and ends with the campaign, times SSD_VERIFY_BENCH_OPS first
+and gives memcheck the problems of SSD_MEMCHECK_OPS alone."""
 import os
 import pathlib
 import shutil
@@ -52,13 +53,13 @@ def bundle(tmp_path):
     return here
 
 
-def run_phase(here, tmp_path, phase, out):
+def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
     tools = tmp_path / "tools"
     tools.mkdir(exist_ok=True)
-    executable(tools / "compute-sanitizer", SANITIZER)
+    executable(tools / "compute-sanitizer", sanitizer)
     env = dict(os.environ, OUT=str(out), SSD_CAMPAIGN_DIR=str(tmp_path / "campaign"),
                SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2",
-               PATH=f"{tools}:{os.environ.get('PATH', '')}")
+               PATH=f"{tools}:{os.environ.get('PATH', '')}", **extra)
     # Through a pipe, which only closes when every process holding the script's stdout has ended.
     started = time.monotonic()
     shell = subprocess.run(["bash", "-c", f"bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
@@ -91,7 +92,7 @@ def test_verify_once_runs_every_step_and_ends_with_the_campaign(tmp_path):
     assert once.stdout.count(f"no failures after {CAMPAIGN_SECONDS} s (stand-in)") == 2, once.stdout
     assert CAMPAIGN_SECONDS <= seconds < CAMPAIGN_SECONDS + 30, once.stdout
     for line in ("GPU tests exit 0", "GPU tests with SSD_GPU_WGMMA=0 exit 0", "fast_problems.txt exit 0",
-                 "full-size workloads exit 0", "memcheck (fast_problems.txt) exit 0", "racecheck exit 0"):
+                 "full-size workloads exit 0", "memcheck (fast_problems.txt) exit 0, 0 problems", "racecheck exit 0"):
         assert line in once.stdout, (line, once.stdout)
     with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
         logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
@@ -100,3 +101,32 @@ def test_verify_once_runs_every_step_and_ends_with_the_campaign(tmp_path):
     assert "SSD_GPU_WGMMA=0" in logs["once_fallback_tests.txt"]
     assert "SSD_GPU_WGMMA=unset" in logs["once_tests.txt"]
     assert "no failures" in logs["once_shard0.txt"] and "no failures" in logs["once_shard1.txt"]
+
+
+# compute-sanitizer that lists the problems it was given (the argument after --problems).
+LISTING_SANITIZER = """#!/bin/sh
+while [ $# -gt 0 ]; do
+  [ "$1" = --problems ] && sed 's/^/given: /' "$2"
+  shift
+done
+echo "========= ERROR SUMMARY: 0 errors"
+"""
+BENCH = """#!/bin/sh
+echo "| SSDStatePassingFwd | stand-in ops $* | 1.00 | 1.50x |"
+"""
+
+
+def test_verify_once_times_the_ops_named_and_narrows_memcheck(tmp_path):
+    here = bundle(tmp_path)
+    (here / "fast_problems.txt").write_text("# aimed problems\nstate_passing:f16 b1 s64 q16 h2 d8 seed=1\n"
+                                            "chunk_scan:f16 b1 s64 h2 p8 g1 n8 q16 seed=2\n")
+    executable(here / "ssd-bench", BENCH)
+    once, _ = run_phase(here, tmp_path, "verify-once", tmp_path / "out", sanitizer=LISTING_SANITIZER,
+                        SSD_VERIFY_BENCH_OPS="state_passing", SSD_MEMCHECK_OPS="state_passing|mamba2")
+    assert once.returncode == 0, once.stdout
+    assert "| SSDStatePassingFwd | stand-in ops --kernels" in once.stdout and "--ops state_passing" in once.stdout
+    assert "memcheck (fast_problems.txt) exit 0, 1 problems" in once.stdout, once.stdout
+    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
+        member = next(m for m in archive.getmembers() if m.name.endswith("once_memcheck_problems.txt"))
+        memcheck = archive.extractfile(member).read().decode()
+    assert "given: state_passing:f16" in memcheck and "chunk_scan" not in memcheck, memcheck
