@@ -34,19 +34,14 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 // warpgroup_fence_operand): the fence and wait above order memory only, so without it the compiler
 // may move the writes of an A fragment or of zeroed accumulators below wgmma_fence(), or a read of
 // the accumulators above wgmma_wait(), which the PTX ISA leaves undefined.
-template <int kRows, int kCols>
-__device__ __forceinline__ void wgmma_fence_operands(float (&d)[kRows][kCols]) {
+__device__ __forceinline__ void wgmma_pin(float& v) { asm volatile("" : "+f"(v)::"memory"); }
+__device__ __forceinline__ void wgmma_pin(uint32_t& v) { asm volatile("" : "+r"(v)::"memory"); }
+template <class T, int kRows, int kCols>
+__device__ __forceinline__ void wgmma_fence_operands(T (&registers)[kRows][kCols]) {
 #pragma unroll
   for (int i = 0; i < kRows; ++i)
 #pragma unroll
-    for (int j = 0; j < kCols; ++j) asm volatile("" : "+f"(d[i][j])::"memory");
-}
-template <int kRows, int kCols>
-__device__ __forceinline__ void wgmma_fence_operands(uint32_t (&a)[kRows][kCols]) {
-#pragma unroll
-  for (int i = 0; i < kRows; ++i)
-#pragma unroll
-    for (int j = 0; j < kCols; ++j) asm volatile("" : "+r"(a[i][j])::"memory");
+    for (int j = 0; j < kCols; ++j) wgmma_pin(registers[i][j]);
 }
 // Returns once at most kPending committed groups of this warpgroup are still running.
 template <int kPending>
