@@ -3,15 +3,15 @@
 // Gram tile runs on tensor cores; the per-head cumsum is computed once per block in shared memory,
 // and L = exp(cumsum_i - cumsum_j) (the bounds admit a difference of cumsums). The kernel writes
 // ~6 MB per chunk and reads ~0.3 MB, so everything serves the stores: streaming 16-byte stores,
-// each thread writing cells of 8 columns by 4 heads, whose G and M vectors run along h and L vectors
-// along j (the transpose stays in registers).
+// L staged in shared memory as bf16 (M needs the unrounded value in the thread that has h fastest).
 // Store-bound blocks need many of them resident: the B and C rows come in two K halves through one
 // half-width operand tile (the second half's copy waits behind the cumsum), and the raw dt sits in
-// the tile region beside it, so the workloads' shape (N = 256, H = 16, 16-bit dt) takes 52,032 bytes
-// and 4 blocks fit an SM instead of 3.
+// the tile region beside it, so the workloads' shape (N = 256, H = 16, 16-bit dt) takes 54,848 bytes
+// and 4 blocks fit an SM instead of 3. The staged L rows are swizzled by 16-byte chunk per head octet,
+// so the lanes of one column but different heads store to different banks.
 // Tiles wholly above the diagonal skip the cumsum, and copy both K halves at once into the tile
 // and cumsum regions they leave free. Every output value is computed as before (same operations
-// in the same order); only where operands and dt sit, and which blocks scan dt, differ.
+// in the same order); only where operands, dt and the staged L sit, and which blocks scan dt, differ.
 #include "common.cuh"
 #include "discretize_segsum_layout.h"
 #include "mma.cuh"
@@ -41,6 +41,11 @@ struct FastParams {
   int chunks, chunk, heads, groups, dstate;
   int row_tiles, col_tiles;
 };
+
+// The 16-byte chunk swizzle of head h's staged L rows: chunk c of a row lives at c ^ l_swizzle(h).
+// The lanes of one G/M store share a column run and differ in h / 8 (the head octet), so octet o
+// is moved by o * (the chunks one octet's 32 / hvec lanes span, ceil(4 / hvec), a power of 2).
+__device__ __forceinline__ int l_swizzle(int h, int swz_shift) { return ((h >> 3) << swz_shift) & 7; }
 
 // 16-byte copies of columns [k0, k0 + kw) of `rows` rows of one group's B or C into a [rows][ldk]
 // tile; rows past Q and columns past N are zero-filled.
@@ -111,6 +116,13 @@ __device__ void chunk_cumsum_shared(const FastParams& p, const unsigned char* ra
   }
 }
 
+// Eight fp32 values rounded to nearest even into bf16, packed for one 16-byte store: one
+// conversion per pair (cvt.rn.bf16x2) where pack8 converts one value at a time; the same bits.
+__device__ __forceinline__ uint4 pack8_pairs(const float v[8]) {
+  using H = Half16<__nv_bfloat16>;
+  return make_uint4(H::pack2(v[0], v[1]), H::pack2(v[2], v[3]), H::pack2(v[4], v[5]), H::pack2(v[6], v[7]));
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_kernel(FastParams p) {
   wait_previous_grid();
@@ -121,6 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_k
   T* sC = reinterpret_cast<T*>(smem);
   T* sB = sC + kTI * lay.ldk;
   unsigned char* raw = smem + lay.operands;                     // beside the operands, until the cumsum
+  __nv_bfloat16* sL = reinterpret_cast<__nv_bfloat16*>(smem);  // [h][ii][jj swizzled], after the GEMMs
   float* sGram = reinterpret_cast<float*>(smem + lay.tiles);   // [g][ii][kGramLd]
   float* cs = reinterpret_cast<float*>(smem + lay.tiles + lay.gram);
   float* part = reinterpret_cast<float*>(smem + lay.tiles + lay.gram + lay.cs);
@@ -131,8 +144,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_k
   tile /= p.col_tiles;
   const int it = tile % p.row_tiles;
   const int64_t bc = tile / p.row_tiles;  // b * NC + c
-  // Batch and chunk by a 32-bit division (blocks < 2^31): a 64-bit one is a long subroutine.
-  const int b = static_cast<int>(bc) / p.chunks, c = static_cast<int>(bc) - b * p.chunks;
   const int i0 = it * kTI, j0 = jt * kTJ;
   const int rows = min(kTI, Q - i0), cols = min(kTJ, Q - j0);
   const bool writes_vectors = it == 0 && jt == 0;  // A_cumsum and decay_states of the chunk
@@ -196,89 +207,102 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_k
         }
     }
   }
-  __syncthreads();  // Gram tiles and cumsum complete
+  __syncthreads();  // Gram tiles and cumsum complete; the operand tiles are free for sL
 
   if (writes_vectors) {
     for (int e = tid; e < Q * H; e += kThreads) {
       const int h = e / Q, l = e - h * Q;
-      const int64_t at = ((static_cast<int64_t>(b) * H + h) * p.chunks + c) * Q + l;
+      const int64_t at = (((bc / p.chunks) * H + h) * p.chunks + bc % p.chunks) * Q + l;
       p.A_cumsum[at] = cs[l * H + h];
       p.decay[at] = expf(cs[(Q - 1) * H + h] - cs[l * H + h]);  // exactly 1 at l = Q-1
     }
   }
 
-  // G, M [b,c,i,j,h] and L [b,h,c,i,j] by cells of one row i, 8 columns j and 4 heads: a cell's 8
-  // G and 8 M vectors of 8 bytes run along h (one per column) and its 4 L vectors of 16 bytes along
-  // j (one per head), so L takes the transpose in registers (16 of bf16 pairs; 8 heads spill at the
-  // 64-register budget) and no pass through shared memory. Head quartet fastest, then column block:
-  // every store of a warp writes whole 32-byte sectors. Each value is computed as before (same
-  // operations in the same order), so the outputs are bit for bit those of a staged L.
-  constexpr int kCellHeads = 4;
-  const int hquads = H / kCellHeads, col_blocks = cols / 8;
-  const int cells = rows * col_blocks * hquads;
-  const int64_t head_step = static_cast<int64_t>(p.chunks) * Q * Q;  // L: + NC Q Q per head
-  const bool one_group = heads_per_group % kCellHeads == 0;          // a cell's heads share one Gram value
-  for (int cell = tid; cell < cells; cell += kThreads) {
-    const int hq = cell % hquads, rest = cell / hquads;
-    const int jb = rest % col_blocks, ii = rest / col_blocks;
-    const int i = i0 + ii, jj0 = jb * 8, h0 = hq * kCellHeads;
-    const int group0 = G == 1 ? 0 : h0 / heads_per_group;
-    float4 di = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (j0 + jj0 < i) di = *reinterpret_cast<const float4*>(cs + i * H + h0);  // some column below the diagonal
-    int64_t at = ((bc * Q + i) * Q + j0 + jj0) * H + h0;  // (i, j, h0) in G and M; + H per column
-    uint32_t l_pairs[kCellHeads][4];                       // [head][column pair]: low half the even column
+  // G and M [b,c,i,j,h]: per row i a contiguous run of cols * H values; 8 heads of one j per vector.
+  // Vector v = tid + k * kThreads is (ii, jj, hv), advanced with carries: the loop is issue-bound,
+  // and divisions by the runtime extents would cost more than the exponentials.
+  const int hvec = H / 8, row_vecs = cols * hvec;
+  const int step_ii = kThreads / row_vecs, step_rem = kThreads - step_ii * row_vecs;
+  const int step_jj = step_rem / hvec, step_hv = step_rem - step_jj * hvec;
+  const bool one_group = heads_per_group % 8 == 0;  // the 8 heads of a vector share one Gram value
+  const int swz_shift = hvec == 1 ? 2 : hvec <= 3 ? 1 : 0;  // log2 ceil(4 / hvec), see l_swizzle
+  int ii = tid / row_vecs, jj = (tid - ii * row_vecs) / hvec, hv = tid - ii * row_vecs - jj * hvec;
+  // The offset of (i, j, h0) in G and M, walked with the indices: + 8 per hv, + H per jj, + Q H per ii.
+  int64_t at = ((bc * Q + i0 + ii) * Q + j0 + jj) * H + hv * 8;
+  const int64_t row_step = static_cast<int64_t>(Q) * H;
+  while (ii < rows) {
+    const int h0 = hv * 8, i = i0 + ii, j = j0 + jj;
+    float gv[8], lv[8];
+    if (one_group) {
+      const float gram = sGram[((G == 1 ? 0 : h0 / heads_per_group) * kTI + ii) * kGramLd + jj];
 #pragma unroll
-    for (int t = 0; t < 8; ++t) {
-      const int jj = jj0 + t, j = j0 + jj;
-      float gv[kCellHeads];
-      if (one_group) {
-        const float gram = sGram[(group0 * kTI + ii) * kGramLd + jj];
+      for (int e = 0; e < 8; ++e) gv[e] = gram;
+    } else {
+      int g = h0 / heads_per_group, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
 #pragma unroll
-        for (int e = 0; e < kCellHeads; ++e) gv[e] = gram;
-      } else {
-        int g = group0, in_group = h0 - g * heads_per_group;  // walked, not divided, per head
-#pragma unroll
-        for (int e = 0; e < kCellHeads; ++e) {
-          gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
-          if (++in_group == heads_per_group) in_group = 0, ++g;
-        }
-      }
-      float lv[kCellHeads];
-      if (j < i) {
-        const float4 dj = *reinterpret_cast<const float4*>(cs + j * H + h0);
-        // exp(d) as exp2(d log2 e): the product rounds relative to the (small) difference, not to
-        // the cumsums, so it stays inside the exponent error the bounds charge (cs_i + cs_j).
-        // <= 0: the cumsum never rises.
-        lv[0] = exp2f((di.x - dj.x) * kLog2e);
-        lv[1] = exp2f((di.y - dj.y) * kLog2e);
-        lv[2] = exp2f((di.z - dj.z) * kLog2e);
-        lv[3] = exp2f((di.w - dj.w) * kLog2e);
-      } else {
-#pragma unroll
-        for (int e = 0; e < kCellHeads; ++e) lv[e] = j == i ? 1.0f : 0.0f;
-      }
-      float mv[kCellHeads];
-#pragma unroll
-      for (int e = 0; e < kCellHeads; ++e) mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
-      using H16 = Half16<__nv_bfloat16>;
-      if (one_group) {  // four copies of one rounded Gram value: one conversion
-        const uint32_t w = H16::pack2(gv[0], gv[0]);
-        __stcs(reinterpret_cast<uint2*>(p.G + at), make_uint2(w, w));
-      } else {
-        __stcs(reinterpret_cast<uint2*>(p.G + at), make_uint2(H16::pack2(gv[0], gv[1]), H16::pack2(gv[2], gv[3])));
-      }
-      __stcs(reinterpret_cast<uint2*>(p.M + at), make_uint2(H16::pack2(mv[0], mv[1]), H16::pack2(mv[2], mv[3])));
-      at += H;
-#pragma unroll
-      for (int e = 0; e < kCellHeads; ++e) {  // rounded one at a time: the bits of rounding two at a time
-        const uint32_t bits = __bfloat16_as_ushort(__float2bfloat16_rn(lv[e]));
-        l_pairs[e][t / 2] = t % 2 == 0 ? bits : l_pairs[e][t / 2] | bits << 16;
+      for (int e = 0; e < 8; ++e) {
+        gv[e] = sGram[(g * kTI + ii) * kGramLd + jj];
+        if (++in_group == heads_per_group) in_group = 0, ++g;
       }
     }
-    int64_t at_L = (((static_cast<int64_t>(b) * H + h0) * p.chunks + c) * Q + i) * Q + j0 + jj0;  // (h0, i, j0 + jj0) in L
+    if (j < i) {
+      const float4* ci = reinterpret_cast<const float4*>(cs + i * H + h0);
+      const float4* cj = reinterpret_cast<const float4*>(cs + j * H + h0);
+      const float4 a0 = ci[0], a1 = ci[1], b0 = cj[0], b1 = cj[1];
+      const float di[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+      const float dj[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
+      // exp(d) as exp2(d log2 e): the product rounds relative to the (small) difference, not to
+      // the cumsums, so it stays inside the exponent error the bounds charge (cs_i + cs_j).
 #pragma unroll
-    for (int e = 0; e < kCellHeads; ++e, at_L += head_step)
-      __stcs(reinterpret_cast<uint4*>(p.L + at_L), make_uint4(l_pairs[e][0], l_pairs[e][1], l_pairs[e][2], l_pairs[e][3]));
+      for (int e = 0; e < 8; ++e) lv[e] = exp2f((di[e] - dj[e]) * kLog2e);  // <= 0: the cumsum never rises
+    } else {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) lv[e] = j == i ? 1.0f : 0.0f;
+    }
+    float mv[8];
+#pragma unroll
+    for (int e = 0; e < 8; ++e) mv[e] = j > i ? 0.0f : gv[e] * lv[e];  // upper triangle exactly +0
+    // L rounded two at a time (one conversion per pair), stored as halves at the swizzled column.
+    __nv_bfloat16* l_at = sL + (h0 * kTI + ii) * kTJ + (jj ^ (l_swizzle(h0, swz_shift) * 8));
+#pragma unroll
+    for (int e = 0; e < 8; e += 2) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(lv[e], lv[e + 1]);
+      l_at[e * kTI * kTJ] = __low2bfloat16(pair);
+      l_at[(e + 1) * kTI * kTJ] = __high2bfloat16(pair);
+    }
+    if (one_group) {  // eight copies of one rounded Gram value: one conversion
+      const __nv_bfloat162 g2 = __float2bfloat162_rn(gv[0]);
+      const uint32_t w = *reinterpret_cast<const uint32_t*>(&g2);
+      __stcs(reinterpret_cast<uint4*>(p.G + at), make_uint4(w, w, w, w));
+    } else {
+      __stcs(reinterpret_cast<uint4*>(p.G + at), pack8_pairs(gv));
+    }
+    __stcs(reinterpret_cast<uint4*>(p.M + at), pack8_pairs(mv));
+    hv += step_hv, at += 8 * step_hv;
+    if (hv >= hvec) hv -= hvec, ++jj, at += H - 8 * hvec;
+    jj += step_jj, at += static_cast<int64_t>(step_jj) * H;
+    if (jj >= cols) jj -= cols, ++ii, at += row_step - static_cast<int64_t>(cols) * H;
+    ii += step_ii, at += step_ii * row_step;
+  }
+  __syncthreads();
+
+  // L [b,h,c,i,j]: per (h, i) a run of cols values; (h, ii, jv) advanced like (ii, jj, hv) above.
+  const int col_vecs = cols / 8;
+  const int64_t b = bc / p.chunks, c = bc % p.chunks;
+  const int step_t = kThreads / col_vecs, step_jv = kThreads - step_t * col_vecs;
+  const int step_h = step_t / rows, step_r = step_t - step_h * rows;
+  int jv = tid % col_vecs, r = (tid / col_vecs) % rows, h = tid / col_vecs / rows;
+  // The offset of (h, i0 + r, j0 + 8 jv) in L, walked with the indices: + 8 per jv, + Q per r, + NC Q Q per h.
+  const int64_t head_step = static_cast<int64_t>(p.chunks) * Q * Q;
+  int64_t at_L = (((b * H + h) * p.chunks + c) * Q + i0 + r) * Q + j0 + jv * 8;
+  while (h < H) {
+    const uint4 val = *reinterpret_cast<const uint4*>(sL + (h * kTI + r) * kTJ + (jv ^ l_swizzle(h, swz_shift)) * 8);
+    __stcs(reinterpret_cast<uint4*>(p.L + at_L), val);
+    jv += step_jv, at_L += 8 * step_jv;
+    if (jv >= col_vecs) jv -= col_vecs, ++r, at_L += Q - 8 * col_vecs;
+    r += step_r, at_L += static_cast<int64_t>(step_r) * Q;
+    if (r >= rows) r -= rows, ++h, at_L += head_step - static_cast<int64_t>(rows) * Q;
+    h += step_h, at_L += step_h * head_step;
   }
 }
 

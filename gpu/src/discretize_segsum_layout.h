@@ -15,7 +15,7 @@ constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 wr
 constexpr int kMinBlocks = 4;         // blocks per SM the register budget is held to (64 registers)
 
 // Shared-memory plan (bytes), the same on host and device. The tile region holds the operand
-// tile (one K half of C's and B's rows) and after it the raw dt.
+// tile (one K half of C's and B's rows) and after it the raw dt, both dead before L is staged there.
 // A tile wholly above the diagonal, which needs no cumsum, copies both halves at once: the second
 // half's C rows after the first half's B rows in the tile region, its B rows in cs and part.
 struct Layout {
@@ -28,7 +28,8 @@ struct Layout {
     ldk = k_half + 8;
     operands = sizeof(uint16_t) * static_cast<size_t>(kTI + kTJ) * ldk;  // a multiple of 16 bytes
     raw = static_cast<size_t>(dt_bytes) * Q * H;                          // the chunk's dt as stored
-    tiles = operands + raw;
+    const size_t staged_L = sizeof(uint16_t) * static_cast<size_t>(H) * kTI * kTJ;  // bf16
+    tiles = operands + raw > staged_L ? operands + raw : staged_L;
     gram = sizeof(float) * static_cast<size_t>(G) * kTI * kGramLd;
     cs = sizeof(float) * static_cast<size_t>(Q) * H;
     part = sizeof(float) * (kThreads + H);  // segment sums, then -exp(A_log) per head

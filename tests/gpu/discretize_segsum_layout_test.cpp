@@ -15,9 +15,9 @@ using ssd_gpu::discretize_segsum_layout::Layout;
 constexpr size_t kSmBytes = 228 * 1024, kReservedPerBlock = 1024;
 
 // SOL-ExecBench's shape: Q = 256, H = 16, G = 1, N = 256, bf16 dt. nk = 256, halves of 128, ldk 136;
-// operands 2 (16 + 64) 136 = 21,760 and the raw dt 2 x 256 x 16 = 8,192 beside them: 29,952;
-// Gram 4 x 16 x 72 = 4,608; cumsum 4 x 256 x 16 = 16,384; parts 4 (256 + 16) = 1,088: 52,032 in
-// all, and 4 (52,032 + 1,024) = 212,224 <= 233,472.
+// operands 2 (16 + 64) 136 = 21,760 and the raw dt 2 x 256 x 16 = 8,192 beside them, under the
+// staged L, 2 x 16 x 16 x 64 = 32,768; Gram 4 x 16 x 72 = 4,608; cumsum 4 x 256 x 16 = 16,384;
+// parts 4 (256 + 16) = 1,088: 54,848 in all, and 4 (54,848 + 1,024) = 223,488 <= 233,472.
 TEST(DiscretizeSegsumLayout, WorkloadShapeFitsFourBlocksPerSm) {
   const Layout l(256, 16, 1, 256, 2);
   EXPECT_EQ(l.nk, 256);
@@ -25,17 +25,17 @@ TEST(DiscretizeSegsumLayout, WorkloadShapeFitsFourBlocksPerSm) {
   EXPECT_EQ(l.ldk, 136);
   EXPECT_EQ(l.operands, 21760u);
   EXPECT_EQ(l.raw, 8192u);
-  EXPECT_EQ(l.tiles, 29952u);
+  EXPECT_EQ(l.tiles, 32768u);
   EXPECT_EQ(l.gram, 4608u);
   EXPECT_EQ(l.cs, 16384u);
   EXPECT_EQ(l.part, 1088u);
-  EXPECT_EQ(l.total, 52032u);
+  EXPECT_EQ(l.total, 54848u);
   EXPECT_EQ(kMinBlocks, 4);
   EXPECT_LE(kMinBlocks * (l.total + kReservedPerBlock), kSmBytes);
 }
 
-// An f32 dt doubles the raw copy (16,384): 21,760 + 16,384 = 38,144, so 60,224 in all, 3 blocks
-// per SM.
+// An f32 dt doubles the raw copy (16,384): 21,760 + 16,384 = 38,144 is past the staged L, so 60,224
+// in all, 3 blocks per SM.
 TEST(DiscretizeSegsumLayout, F32DtTakesThreeBlocksPerSm) {
   const Layout l(256, 16, 1, 256, 4);
   EXPECT_EQ(l.tiles, 38144u);
