@@ -96,7 +96,10 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 // workloads' do), segments were slower on the 16-chunk workloads (3.65 against 3.43 us; with the
 // product alone 3.05, but that NaNs where the product overflows).
 namespace segments = state_passing_segments;
-constexpr int kSegmentsPast = 32;  // chunks: one batch of the one-element kernel
+#ifndef STATE_PASSING_SEGMENTS_PAST
+#define STATE_PASSING_SEGMENTS_PAST 0
+#endif
+constexpr int kSegmentsPast = STATE_PASSING_SEGMENTS_PAST;  // chunks: one batch of the one-element kernel
 constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
 constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
 static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
@@ -109,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
   if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
   __shared__ float sScale[kWindow];
   __shared__ float sEnd[segments::kSegments][kSegmentWidth];
-  __shared__ float sProduct[segments::kSegments];
+  __shared__ segments::Extended sProduct[segments::kSegments];
   const int tid = static_cast<int>(threadIdx.x), segment = tid / kSegmentWidth, e = tid % kSegmentWidth;
   const int64_t NC = p.chunks, H = p.heads, D = p.width;
   const int64_t slices = ceil_div(D, kSegmentWidth);
@@ -145,9 +148,7 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
     __syncthreads();
-    const int window_chunks = static_cast<int>(min(NC - c0, int64_t{segments::kSegments} * length));
-    const segments::Folded folded =
-        segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, sScale, length, window_chunks, segment);
+    const segments::Folded folded = segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
     M = folded.after;
     float entering = folded.own_entering;
     int64_t to = base;
