@@ -5,7 +5,9 @@ usage: python3 tools/bench/ab_compare.py DIR BASE NAME [NAME ...]
 
 DIR holds ssd-bench --json files named NAME.TAG.ROUND.json (ab_session.sh). Prints, per workload
 BASE times, a Markdown row of every variant's median time and of BASE / NAME (above 1: NAME is
-faster), then per op the geometric mean of BASE / NAME over the workloads both time.
+faster), then per op the geometric mean of BASE / NAME over the workloads both time and the
+arithmetic means of their times there (the figure a target on an op's mean time, such as
+MambaDiscretizeSegsum's, is set on).
 """
 import argparse
 import collections
@@ -56,7 +58,7 @@ def main(argv):
     print("| op | workload | " + " | ".join([args.base] + args.names) + " | " +
           " | ".join(f"{args.base} / {n}" for n in args.names) + " |")
     print("|---|---|" + "---:|" * (1 + 2 * len(args.names)))
-    ratios = collections.defaultdict(lambda: collections.defaultdict(list))
+    pairs = collections.defaultdict(lambda: collections.defaultdict(list))  # op -> name -> [(base us, us)]
     for workload, (op, us) in base.items():
         cells, quotients = [f"{us:.2f}"], []
         for n, times in variants:
@@ -64,11 +66,14 @@ def main(argv):
             cells.append(f"{other[1]:.2f}" if other else "-")
             quotients.append(f"{us / other[1]:.3f}" if other else "-")
             if other:
-                ratios[op][n].append(us / other[1])
+                pairs[op][n].append((us, other[1]))
         print(f"| {op} | `{workload}` | " + " | ".join(cells + quotients) + " |")
     print()
-    for op, per_name in ratios.items():
-        print(f"{op}: " + ", ".join(f"{args.base} / {n} {geomean(v):.3f} ({len(v)})" for n, v in per_name.items()))
+    for op, per_name in pairs.items():
+        print(f"{op}: " + ", ".join(
+            f"{args.base} / {n} {geomean([b / t for b, t in v]):.3f} ({len(v)}), mean us "
+            f"{statistics.mean(b for b, _ in v):.2f} / {statistics.mean(t for _, t in v):.2f}"
+            for n, v in per_name.items()))
     return 0
 
 

@@ -17,7 +17,8 @@ def run(*args):
 
 def test_medians_ratios_and_means(tmp_path):
     # base, w1: rounds 10, 12, 20 -> median 12; new, w1: 6, 6 -> median 6, base / new = 2.
-    # base, w2: 9 and 9; new, w2: 12, 6 -> median 9: ratio 1. Op A over w1, w2: sqrt(2 * 1) = 1.414.
+    # base, w2: 9 and 9; new, w2: 12, 6 -> median 9: ratio 1. Op A over w1, w2: sqrt(2 * 1) = 1.414;
+    # mean times 10.5 and 7.5.
     # Op B (w3): base 5, new absent -> no ratio, no mean. A file of another variant whose name
     # starts like base's ("base2") is not read as base's.
     for r, (w1, w2) in enumerate([(10, 9), (12, 9), (20, 9)], start=1):
@@ -31,7 +32,7 @@ def test_medians_ratios_and_means(tmp_path):
     assert "| A | `w1` | 12.00 | 6.00 | 2.000 |" in lines
     assert "| A | `w2` | 9.00 | 9.00 | 1.000 |" in lines
     assert "| B | `w3` | 5.00 | - | - |" in lines
-    assert "A: base / new 1.414 (2)" in lines
+    assert "A: base / new 1.414 (2), mean us 10.50 / 7.50" in lines  # (12 + 9) / 2, (6 + 9) / 2
     assert not any(line.startswith("B:") for line in lines)
 
 
