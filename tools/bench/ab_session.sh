@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A/B of kernel library variants (make_variant.sh) in one device call: ssd-bench of each in
 # alternating rounds, then checks of the ones named. Run from the bundle (tools/gpu-bundle.sh)
-# with this script, fast_problems.txt and the variants copied into BUNDLE/variants/NAME.so:
+# with this script, fast_problems.txt and the variants copied into BUNDLE/variants/NAME.so
+# (tools/bench/pack_bundle.sh packs all three with the bundle):
 #   AB_PLAN="TAG FILTER OPS... : NAME NAME ...; ..." bash BUNDLE/ab_session.sh
 # Each plan item times, in every round, the workloads of OPS whose problem string contains FILTER
 # ('~' for a space, '*' for all) with each NAME, into NAME.TAG.ROUND.json; e.g.

@@ -46,7 +46,8 @@
 # Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
-# BUNDLE/before/libssd-kernels-cuda.so.
+# BUNDLE/before/libssd-kernels-cuda.so. tools/bench/pack_bundle.sh BUNDLE ARCHIVE.tgz [BEFORE.so] does all
+# of it (and adds make_variant.sh's variants) in one archive of about 26 MB.
 # A campaign of 10 minutes or more outlasts one call (verify-start, verify-finish): it runs from a
 # copy of the bundle outside it, since the next call's bundle replaces these files, and its
 # processes are detached (setsid), so the call that starts them returns when its own steps end.
