@@ -3,9 +3,9 @@
 // chunk's store, as they may alias, so a chain of NC chunks costs NC round trips to memory). Where D
 // is a multiple of 4, at least 1024 wide and the bases are aligned, each thread owns 4 consecutive
 // elements (one 16- or 8-byte load per chunk, the out dtype a template argument, one vector store)
-// and walks the chain in batches; other shapes run one element per thread, 32 chunks deep, or past
-// 32 chunks 8 threads per element, each taking a segment of the chain (state_passing_segments.h),
-// so that a window of up to 128 chunks has all its loads in flight at once.
+// and walks the chain in batches; other shapes run 8 threads per element, each taking a segment of
+// the chain (state_passing_segments.h), so that a window of up to 128 chunks has all its loads in
+// flight at once (the one-element kernel, 32 chunks deep, stays for STATE_PASSING_SEGMENTS_PAST).
 #include "chunk_carry.cuh"
 #include "mma.cuh"
 #include "state_passing_segments.h"
@@ -85,18 +85,25 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 
 // ---- Chains past one batch: one element per 8 threads, in segments (any D, any alignment) ----------
 
-// Past one batch of the one-element kernel (32 chunks), the 8 threads of an element split its chain
-// into segments of up to 16 chunks (state_passing_segments.h: the split and the arithmetic), so a
-// window of up to 128 chunks has all its loads in flight at once where the one-element kernel waited
-// a round trip per 32 chunks (b2 s32768: 13.0 -> 8.3 us on the H200); the segments' sums go through
-// shared memory. The sums are associated differently from a walk along the chain (any order is
-// within the contract's bounds); every thread of an element folds the same values in the same
-// order, so the results are deterministic. Shorter chains keep the one-element kernel: with the
-// fold's scale-by-scale path, which segments whose product of scales underflows take (the
-// workloads' do), segments were slower on the 16-chunk workloads (3.65 against 3.43 us; with the
-// product alone 3.05, but that NaNs where the product overflows).
+// For chains of any length, the 8 threads of an element split its chain into segments of up to 16
+// chunks (state_passing_segments.h: the split and the arithmetic), so a window of up to 128 chunks
+// has all its loads in flight at once where the one-element kernel waited a round trip per 32
+// chunks (b2 s32768: 13.0 -> 8.3 us on the H200), and a 16-chunk chain of D = 128 runs 256 blocks
+// of 8 threads per element instead of 64 half-idle ones; the segments' sums go through shared
+// memory. The sums are associated differently from a walk along the chain (any order is within the
+// contract's bounds); every thread of an element folds the same values in the same order, so the
+// results are deterministic. Where every scale of a window is safe (0 or within [2^-7, 2^7]: the
+// workloads' are), the block folds the segments' plain fp32 products, one fused multiply-add each,
+// in straight-line code; otherwise it folds extended products (mantissa and exponent), so the fold
+// never makes a NaN or loses a state that the chain's own walk would carry. One block-wide vote
+// (__syncthreads_and) picks the fold: a branch per segment, or a call in the common fold, cost
+// up to 2.4 us of 8.35 on b2 s32768. STATE_PASSING_SEGMENTS_PAST=32 builds the one-element kernel for
+// chains of up to 32 chunks (for an A/B).
 namespace segments = state_passing_segments;
-constexpr int kSegmentsPast = 32;  // chunks: one batch of the one-element kernel
+#ifndef STATE_PASSING_SEGMENTS_PAST
+#define STATE_PASSING_SEGMENTS_PAST 0
+#endif
+constexpr int kSegmentsPast = STATE_PASSING_SEGMENTS_PAST;  // chains up to this long: the one-element kernel
 constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
 constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
 static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
@@ -110,6 +117,7 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
   __shared__ float sScale[kWindow];
   __shared__ float sEnd[segments::kSegments][kSegmentWidth];
   __shared__ float sProduct[segments::kSegments];
+  __shared__ segments::Extended sExtended[segments::kSegments];
   const int tid = static_cast<int>(threadIdx.x), segment = tid / kSegmentWidth, e = tid % kSegmentWidth;
   const int64_t NC = p.chunks, H = p.heads, D = p.width;
   const int64_t slices = ceil_div(D, kSegmentWidth);
@@ -144,10 +152,15 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
     const segments::SegmentSum sum = segments::scan_from_zero(scale, v, count);
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
-    __syncthreads();
-    const int window_chunks = static_cast<int>(min(NC - c0, int64_t{segments::kSegments} * length));
-    const segments::Folded folded =
-        segments::fold(M, sProduct, &sEnd[0][e], kSegmentWidth, sScale, length, window_chunks, segment);
+    // One fold for the whole block and window: the plain one unless some scale is unsafe.
+    segments::Folded folded;
+    if (__syncthreads_and(sum.safe)) {
+      folded = segments::fold_plain(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
+    } else {
+      if (e == 0) sExtended[segment] = segments::extended_product(scale, count);
+      __syncthreads();
+      folded = segments::fold_extended(M, sExtended, &sEnd[0][e], kSegmentWidth, segment);
+    }
     M = folded.after;
     float entering = folded.own_entering;
     int64_t to = base;

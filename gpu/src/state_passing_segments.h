@@ -12,7 +12,16 @@
 #include <cuda_runtime_api.h>  // __host__, __device__, __forceinline__ for either compiler
 
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+
+// Kept out of line: the rare paths stay out of the unrolled loops that call them.
+#if defined(__CUDACC__)
+#define SSD_SEGMENTS_OUT_OF_LINE inline __noinline__
+#else
+#define SSD_SEGMENTS_OUT_OF_LINE inline __attribute__((noinline))
+#endif
 
 namespace ssd_gpu::state_passing_segments {
 
@@ -38,47 +47,128 @@ __host__ __device__ __forceinline__ SegmentChunks segment_chunks(int64_t chunks,
   return {first, static_cast<int>(count > 0 ? count : 0)};
 }
 
-// A segment scanned from a zero state: end = the state after its chunks, product = the factor the
-// state entering it is carried with (1 and 0 for an empty segment: the identity).
+// A product of scales in an extended range: mantissa * 2^exponent, with |mantissa| kept in
+// [2^-64, 2^64] (or 0, inf, NaN), so a segment's product neither overflows nor flushes where its
+// scales do not, and each multiply rounds once, relative to the product, as an fp32 multiply in
+// range does. The state a segment carries over is then the one the chunk-by-chunk walk carries,
+// within rounding, however far the product itself lies outside fp32's range.
+struct Extended {
+  float mantissa;
+  int exponent;
+};
+
+// The bits of an fp32 value and back: memcpy, which both compilers turn into a move.
+__host__ __device__ __forceinline__ uint32_t bits_of(float x) {
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+__host__ __device__ __forceinline__ float float_of(uint32_t u) {
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// p times scale. In range, one fp32 multiply and a compare. Out of it, an fp32 product that is still
+// a normal number is renormalized by its exponent bits (exact); one that overflowed, flushed or went
+// subnormal is recomputed from the two factors' frexpf fractions, whose product lies in [0.25, 1)
+// and rounds once, as the fp32 multiply in range would (fp32 only: doubles cost the kernel a spill).
+__host__ __device__ __forceinline__ Extended times(Extended p, float scale) {
+  const float next = p.mantissa * scale;
+  const float magnitude = next < 0.0f ? -next : next;
+  if (magnitude >= 0x1p-64f && magnitude <= 0x1p64f) return {next, p.exponent};  // false for NaN
+  const uint32_t u = bits_of(next);
+  const int field = static_cast<int>((u >> 23) & 0xffu);
+  if (field >= 1 && field <= 254) return {float_of((u & 0x807fffffu) | (127u << 23)), p.exponent + field - 127};
+  // A zero, infinite or NaN factor: nothing to renormalize (x - x is 0 only for a finite x).
+  if (!((p.mantissa - p.mantissa == 0.0f) & (scale - scale == 0.0f)) || scale == 0.0f) return {next, p.exponent};
+  int a = 0, c = 0;
+  const float fraction = frexpf(p.mantissa, &a) * frexpf(scale, &c);
+  return {fraction, p.exponent + a + c};
+}
+
+// state times the extended product p, rounded once to fp32 (as if computed exactly and then
+// rounded, flushing to a signed zero below fp32's subnormals and to inf above FLT_MAX): a multiply
+// and an exponent add where the result stays normal or lies below half the smallest subnormal.
+// Out of line: only a product outside fp32's normal range takes it (fold).
+__host__ __device__ SSD_SEGMENTS_OUT_OF_LINE float carry(Extended p, float state) {
+  const float product = p.mantissa * state;
+  if (state == 0.0f) return product;  // +-0, or NaN where the scales were inf or NaN: the walk's value
+  const uint32_t u = bits_of(product);
+  const int field = static_cast<int>((u >> 23) & 0xffu);
+  if (field >= 1 && field <= 254) {  // product normal: |result| < 2^(field - 126 + exponent)
+    const int result_field = field + p.exponent;
+    if (result_field >= 1 && result_field <= 254) return float_of(u + (static_cast<uint32_t>(p.exponent) << 23));
+    if (result_field <= -24) return float_of(u & 0x80000000u);  // |result| < 2^-150: rounds to zero
+  }
+  return static_cast<float>(ldexp(static_cast<double>(p.mantissa) * static_cast<double>(state), p.exponent));
+}
+
+// The extended product of count scales, one times() per scale. Out of line: only a window with a
+// scale outside the safe range takes it.
+__host__ __device__ __forceinline__ Extended extended_product(const float* scale, int count) {
+  Extended p{1.0f, 0};
+  for (int k = 0; k < count; ++k) p = times(p, scale[k]);
+  return p;
+}
+
+// Scales in [2^-7, 2^7] (or 0) keep a product of up to 16 of them within [2^-112, 2^112], where fp32
+// multiplies round as the extended product does: the plain product is then exact to the same bits.
+constexpr float kSafeScale = 0x1p7f;
+
+// A segment scanned from a zero state: end = the state after its chunks, product = the plain fp32
+// product of its scales (1 for an empty segment: the identity), and whether every scale is safe,
+// so that the product is the extended one to the bit (the workloads' decays, sequence starts).
 struct SegmentSum {
   float end, product;
+  bool safe;
 };
 __host__ __device__ __forceinline__ SegmentSum scan_from_zero(const float* scale, const float (&value)[kSegmentChunks],
                                                               int count) {
-  SegmentSum sum{0.0f, 1.0f};
+  SegmentSum sum{0.0f, 1.0f, true};
   for (int k = 0; k < kSegmentChunks; ++k)
     if (k < count) {
+      const float magnitude = scale[k] < 0.0f ? -scale[k] : scale[k];
+      // Bitwise, not short-circuit: && and || made two branches per chunk. NaN: unsafe.
+      sum.safe &= (magnitude == 0.0f) | ((magnitude >= 1.0f / kSafeScale) & (magnitude <= kSafeScale));
       sum.end = scale[k] * sum.end + value[k];
       sum.product *= scale[k];
     }
   return sum;
 }
 
-// Folds the window's segments onto `entering` (the state entering the window), segment 0 first:
-// the state entering segment `own`, and the state after the window. product[s] and
-// end[s * end_stride] are segment s's SegmentSum; scale[i] is the window's chunk i's scale, and the
-// window holds window_chunks chunks. A segment's product carries the state where it is a normal
-// number. Where it is not, it overflowed or underflowed on the way although the state carried
-// chunk by chunk need not (an infinite product times a zero state is NaN, a flushed one loses a
-// large state), so the state is multiplied by the segment's scales one by one, as the one-element
-// walk carries it. Every thread of an element folds the same values in the same order, so they
-// agree bit for bit.
+// The folds of a window's segments onto `entering` (the state entering the window), segment 0
+// first: the state entering segment `own`, and the state after the window. end[s * end_stride] is
+// segment s's end value. Every thread of an element folds the same values in the same order, so
+// they agree bit for bit; the kernel picks one fold per window and block (every scale of the window
+// safe or not), so every thread of a block takes the same one.
 struct Folded {
   float own_entering, after;
 };
-__host__ __device__ __forceinline__ Folded fold(float entering, const float* product, const float* end, int end_stride,
-                                                const float* scale, int length, int window_chunks, int own) {
+// Where every scale of the window is safe: the plain products, one fused multiply-add per segment,
+// straight-line (no call, no branch).
+__host__ __device__ __forceinline__ Folded fold_plain(float entering, const float* product, const float* end,
+                                                      int end_stride, int own) {
   Folded f{entering, entering};
   for (int s = 0; s < kSegments; ++s) {
     if (s == own) f.own_entering = f.after;
-    const float magnitude = product[s] < 0.0f ? -product[s] : product[s];
-    if (magnitude >= FLT_MIN && magnitude <= FLT_MAX) {  // false for NaN too
-      f.after = product[s] * f.after + end[s * end_stride];
-    } else {
-      const int from = s * length, to = from + length < window_chunks ? from + length : window_chunks;
-      for (int i = from; i < to; ++i) f.after *= scale[i];
-      f.after += end[s * end_stride];
-    }
+    f.after = product[s] * f.after + end[s * end_stride];
+  }
+  return f;
+}
+// Elsewhere: the extended products (extended_product), a multiply-add where a product is a normal
+// fp32 number with no exponent, carry() where it is not, so a product that overflowed or flushed
+// where the chain's own walk would not never makes a NaN or loses a state.
+__host__ __device__ __forceinline__ Folded fold_extended(float entering, const Extended* product, const float* end,
+                                                         int end_stride, int own) {
+  Folded f{entering, entering};
+  for (int s = 0; s < kSegments; ++s) {
+    if (s == own) f.own_entering = f.after;
+    const float m = product[s].mantissa, magnitude = m < 0.0f ? -m : m;
+    if (product[s].exponent == 0 && (m == 0.0f || (magnitude >= FLT_MIN && magnitude <= FLT_MAX)))
+      f.after = m * f.after + end[s * end_stride];
+    else
+      f.after = carry(product[s], f.after) + end[s * end_stride];
   }
   return f;
 }
