@@ -83,7 +83,7 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 }
 
 
-// ---- Chains past one batch: one element per 8 threads, in segments (any D, any alignment) ----------
+// ---- Chains the vector kernel does not take: one element per 8 threads, in segments (any D) ------
 
 // For chains of any length, the 8 threads of an element split its chain into segments of up to 16
 // chunks (state_passing_segments.h: the split and the arithmetic), so a window of up to 128 chunks

@@ -104,8 +104,9 @@ __host__ __device__ SSD_SEGMENTS_OUT_OF_LINE float carry(Extended p, float state
   return static_cast<float>(ldexp(static_cast<double>(p.mantissa) * static_cast<double>(state), p.exponent));
 }
 
-// The extended product of count scales, one times() per scale. Out of line: only a window with a
-// scale outside the safe range takes it.
+// The extended product of count scales, one times() per scale. Only the branch of a window with a
+// scale outside the safe range calls it (the vote in state_passing_fast.cu), so it stays off the
+// common path without a call.
 __host__ __device__ __forceinline__ Extended extended_product(const float* scale, int count) {
   Extended p{1.0f, 0};
   for (int k = 0; k < count; ++k) p = times(p, scale[k]);
