@@ -8,12 +8,8 @@
 // floor on the 75 MB grouped workload). A tile's copies come in two groups, N below and above 64,
 // so the first half's mma run while the second half lands. The stores leave the mma fragments
 // directly, the lanes of a quad exchanging them into 16-byte row vectors: no staging tile, no
-// barrier. The persistent grid's 16-bit outputs instead go through the tile's B slot once its
-// products are done (stmatrix), and leave it as one TMA bulk copy per 256-byte row while the next
-// tile computes: whole lines, and no store instructions ahead of the next tile's copies and
-// ldmatrix in the warps' memory pipe. Zero tail, seq mask and causal skip as in the fp32 kernel.
-// Large grids take 128-wide tiles, which read each row of C and B from L2 half as often as 64-wide
-// ones. Small non-causal
+// barrier. Zero tail, seq mask and causal skip as in the fp32 kernel. Large grids take 128-wide
+// tiles, which read each row of C and B from L2 half as often as 64-wide ones. Small non-causal
 // grids with Q > 64 (below the 128-wide threshold) take 64 x 128 tiles instead of 64 x 64 ones,
 // one per block (chunk_coupling_wide_kernel, 8 warps of 32 x 32): fewer L2 and shared-memory reads
 // per output (measured on the H200: b1 s4096 g1 n128 q256 f16, 4.85 -> 3.79 us). Those blocks take
@@ -262,10 +258,10 @@ __device__ __forceinline__ void store_rows(const CouplingParams& p, const TileAt
     }
 }
 
-// Tile t's masks on the warp's accumulators.
+// Tile t's masks on the warp's accumulators, then the stores in CB's dtype.
 template <int kTile, int kTileJ = kTile, class T, int kWM, int kWN>  // kTile x kTileJ tiles
-__device__ void mask_tile(const CouplingParams& p, const TileAt& t, WarpTile<T, kWM, kWN>& wt, int wm, int wn,
-                          const int32_t* row_ids, const int32_t* col_ids) {
+__device__ void store_tile(const CouplingParams& p, const TileAt& t, WarpTile<T, kWM, kWN>& wt, int wm, int wn,
+                           const int32_t* row_ids, const int32_t* col_ids) {
   constexpr int kMT = kWM / 16, kNT = kWN / 8;
   const int lane = static_cast<int>(threadIdx.x) & 31, gid = lane / 4, tig = lane % 4;
   const bool seq = p.seq_idx != nullptr;
@@ -296,81 +292,11 @@ __device__ void mask_tile(const CouplingParams& p, const TileAt& t, WarpTile<T, 
             if (!(row_in && col_in[nt][e] && row_id == col_id[nt][e])) wt.acc[mt][nt][2 * h + e] = 0.0f;
       }
   }
-}
-
-// Tile t's masks on the warp's accumulators, then the stores in CB's dtype.
-template <int kTile, int kTileJ = kTile, class T, int kWM, int kWN>  // kTile x kTileJ tiles
-__device__ void store_tile(const CouplingParams& p, const TileAt& t, WarpTile<T, kWM, kWN>& wt, int wm, int wn,
-                           const int32_t* row_ids, const int32_t* col_ids) {
-  mask_tile<kTile, kTileJ>(p, t, wt, wm, wn, row_ids, col_ids);
   switch (p.CB.dtype) {
     case SSD_DTYPE_F16: store_rows<__half>(p, t, wt, wm, wn); break;
     case SSD_DTYPE_BF16: store_rows<__nv_bfloat16>(p, t, wt, wm, wn); break;
     default: store_rows<float>(p, t, wt, wm, wn); break;
   }
-}
-
-// ---- The staged epilogue of the persistent grid (16-bit CB) -----------------------------------------
-// stmatrix: four 8x8 matrices of 16-bit pairs from the mma accumulator layout into shared memory,
-// lanes 8i..8i+7 naming the rows of matrix i (ldsm_x4's addressing, the other way round).
-__device__ __forceinline__ void stsm_x4(void* smem, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(smem_addr(smem)), "r"(r0),
-               "r"(r1), "r"(r2), "r"(r3)
-               : "memory");
-}
-// This thread's generic-proxy writes to shared memory become visible to the bulk copies (the async
-// proxy) that read them after this fence and a barrier.
-__device__ __forceinline__ void fence_proxy_async_shared() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-// `bytes` (a multiple of 16; both addresses 16-byte aligned) from shared to global memory by the
-// TMA unit, in this thread's current bulk group.
-__device__ __forceinline__ void bulk_store(void* dst, const void* src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_addr(src)),
-               "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-// Until this thread's bulk groups have read their shared memory (it may be written again).
-__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
-// Until this thread's bulk groups are complete, their writes to global memory included.
-__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
-
-// The warp's masked accumulators in CB's 16-bit dtype O into `stage`, the tile's rows of kLd
-// values (its B slot, which every warp has finished reading): 8 stmatrix.x4 per thread, the
-// padded rows putting the 8 rows of each matrix in distinct banks. The values are store_rows' own
-// (the same pack2 of the same fp32 accumulators); only their way to CB differs.
-template <class O, class T, int kWM, int kWN>
-__device__ __forceinline__ void stage_rows(char* stage, const WarpTile<T, kWM, kWN>& wt, int wm, int wn) {
-  constexpr int kMT = kWM / 16, kNT = kWN / 8;
-  const int lane = static_cast<int>(threadIdx.x) & 31, idx = lane >> 3, r = lane & 7;
-  O* const s = reinterpret_cast<O*>(stage);
-#pragma unroll
-  for (int mt = 0; mt < kMT; ++mt)
-#pragma unroll
-    for (int np = 0; np < kNT / 2; ++np) {
-      // Matrices 0-3: n tile 2 np rows 0-7, rows 8-15, then n tile 2 np + 1 the same (acc[.][.][2, 3]: row + 8).
-      const float* a = wt.acc[mt][2 * np];
-      const float* b = wt.acc[mt][2 * np + 1];
-      stsm_x4(s + (wm + mt * 16 + r + (idx & 1) * 8) * kLd + wn + np * 16 + (idx >> 1) * 8,
-              Half16<O>::pack2(a[0], a[1]), Half16<O>::pack2(a[2], a[3]), Half16<O>::pack2(b[0], b[1]),
-              Half16<O>::pack2(b[2], b[3]));
-    }
-}
-
-// Warp 0 sends tile t's staged rows to CB: a bulk copy per row of its min(kTile, Q - j0) outputs
-// (Q % 8 == 0 and j0 % kTile == 0: 16-byte multiples at 16-byte aligned addresses), rows past Q
-// left out; each lane's 4 rows are one bulk group of its own.
-template <int kTile>
-__device__ __forceinline__ void send_rows(const CouplingParams& p, const TileAt& t, const char* stage) {
-  const int lane = static_cast<int>(threadIdx.x) & 31;
-  const int64_t Q = p.chunk;
-  const uint32_t bytes = static_cast<uint32_t>(min(Q - t.j0, static_cast<int64_t>(kTile))) * 2;
-  char* const out = static_cast<char*>(p.CB.p) + t.out * 2;
-#pragma unroll
-  for (int r = lane; r < kTile; r += 32)
-    if (t.i0 + r < Q) bulk_store(out + r * Q * 2, stage + r * kLd * 2, bytes);
-  bulk_commit();
 }
 
 // In Mamba2Fwd (stage_of_call) CB reads only the call's inputs, so it runs while state_passing
@@ -382,11 +308,8 @@ struct WaitPreviousAtExit {
 // Block k takes tiles [k T / grid, (k + 1) T / grid) of the launch's T tiles. Ring entry s holds a
 // C slot and a B slot; a block uses one entry per tile it takes, at most kDepth (the launcher sizes
 // shared memory by ring_slots). The copies of tile s + 2 are issued once every warp is past tile
-// s - 1, whose slots they take. kStaged (the persistent grid with 16-bit CB): the tile's outputs
-// leave through its own B slot, once every warp has read it, as bulk copies of whole rows that run
-// while the next tile computes; the copies of tile s + 2 wait until tile s - 1's rows have left
-// that slot, i.e. until after tile s's first half.
-template <class T, int kTile, bool kStaged = false>
+// s - 1, whose slots they take.
+template <class T, int kTile>
 __global__ void __launch_bounds__(kThreads, CouplingTile<kTile>::kMinBlocks) chunk_coupling_tc_kernel(CouplingParams p) {
   if (p.stage_of_call)
     allow_next_grid();  // the scan's first wave copies its inputs meanwhile
@@ -418,7 +341,7 @@ __global__ void __launch_bounds__(kThreads, CouplingTile<kTile>::kMinBlocks) chu
   for (int64_t tile = begin; tile < end; ++tile) {
     cp_async_wait<kGroupsAhead - 1>();  // this thread's copies of the tile's first half have landed
     __syncthreads();                     // everyone's; and every warp is done with tile - 1's slots
-    if constexpr (!kStaged) issue_next(tile + kDepth - 1);
+    issue_next(tile + kDepth - 1);
     const TileAt t = locate<kTile>(p, at);
     char* const cs = c_slot<kTile>(ring, at.c_slot);
     char* const bs = b_slot<kTile>(ring, at.b_slot);
@@ -426,37 +349,17 @@ __global__ void __launch_bounds__(kThreads, CouplingTile<kTile>::kMinBlocks) chu
     const T* const sB = reinterpret_cast<const T*>(bs);  // [j][n]
     WarpTile<T, Tile::kWM, Tile::kWN> wt;
     wt.zero();
-    if constexpr (kStaged) {
-      if (t.live()) wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, 0, ksteps_lo);
-      cp_async_wait<kGroupsAhead / 2>();  // the second half (only the next tile's groups may pend)
-      if (warp == 0) bulk_wait_read();    // tile - 1's rows have left the B slot that tile + 2 takes
-      __syncthreads();
-      issue_next(tile + kDepth - 1);
-      if (t.live() && ksteps_hi > 0) wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, kHalfN, ksteps_hi);
-      mask_tile<kTile>(p, t, wt, wm, wn, slot_ids<kTile>(cs), slot_ids<kTile>(bs));  // the ids lie past the staged rows
-      __syncthreads();  // every warp is done with this B slot's operands: the staged rows take their place
-      if (p.CB.dtype == SSD_DTYPE_F16)
-        stage_rows<__half>(bs, wt, wm, wn);
-      else  // SSD_DTYPE_BF16: the launcher stages 16-bit outputs only
-        stage_rows<__nv_bfloat16>(bs, wt, wm, wn);
-      fence_proxy_async_shared();
-      __syncthreads();
-      if (warp == 0) send_rows<kTile>(p, t, bs);
-    } else {
-      if (t.live()) {
-        wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, 0, ksteps_lo);
-        if (ksteps_hi > 0) {
-          cp_async_wait<kGroupsAhead>();  // the second half (the groups of the next two tiles may pend)
-          __syncthreads();
-          wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, kHalfN, ksteps_hi);
-        }
+    if (t.live()) {
+      wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, 0, ksteps_lo);
+      if (ksteps_hi > 0) {
+        cp_async_wait<kGroupsAhead>();  // the second half (the groups of the next two tiles may pend)
+        __syncthreads();
+        wt.template run<true, true>(sC, kLd, sB, kLd, wm, wn, kHalfN, ksteps_hi);
       }
-      store_tile<kTile>(p, t, wt, wm, wn, slot_ids<kTile>(cs), slot_ids<kTile>(bs));
     }
+    store_tile<kTile>(p, t, wt, wm, wn, slot_ids<kTile>(cs), slot_ids<kTile>(bs));
     at.advance(p, side);
   }
-  if constexpr (kStaged)
-    if (warp == 0) bulk_wait();  // the last rows have left shared memory (and reached CB) before the block exits
 }
 
 // A wide tile: kWideI rows of C by kWideJ rows of B, 8 warps of 32 x 32 (2 x 4); its C slot, then its B slot.
@@ -520,9 +423,9 @@ int ring_slots(int64_t tiles, int64_t grid) {
   return static_cast<int>(most < kDepth ? most : kDepth);
 }
 
-template <class T, int kTile, bool kStaged = false>
+template <class T, int kTile>
 void launch_tiles(const char* op, const CouplingParams& p, int64_t tiles, int64_t grid, cudaStream_t stream) {
-  const auto kernel = chunk_coupling_tc_kernel<T, kTile, kStaged>;
+  const auto kernel = chunk_coupling_tc_kernel<T, kTile>;
   const size_t smem = 2 * static_cast<size_t>(ring_slots(tiles, grid)) * CouplingTile<kTile>::kSlotBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_coupling_tc_kernel)");
@@ -572,12 +475,7 @@ bool launch_chunk_coupling_fast(const char* op, const CouplingParams& p, cudaStr
   // One tile per block while 2 blocks per SM hold them all (the 128-wide kernel's registers allow
   // 2); beyond that one persistent block per SM with the full ring (212 KB of shared memory).
   const int64_t grid = !wide || tiles <= 2 * sms ? tiles : sms;
-  // The persistent grid stages 16-bit outputs through shared memory (f32 ones would not fit a B slot).
-  const bool staged = grid < tiles && (p.CB.dtype == SSD_DTYPE_F16 || p.CB.dtype == SSD_DTYPE_BF16);
-  if (wide && staged)
-    f16 ? launch_tiles<__half, 128, true>(op, p, tiles, grid, stream)
-        : launch_tiles<__nv_bfloat16, 128, true>(op, p, tiles, grid, stream);
-  else if (wide)
+  if (wide)
     f16 ? launch_tiles<__half, 128>(op, p, tiles, grid, stream)
         : launch_tiles<__nv_bfloat16, 128>(op, p, tiles, grid, stream);
   else

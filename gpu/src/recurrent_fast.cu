@@ -6,10 +6,8 @@
 // group of 1-2 rows per warp, which then exits (a launch and one round trip). Larger ones run a
 // persistent grid whose warps walk the row groups with a grid stride and issue the loads of their
 // next group before they update the current one, so each warp keeps a group's loads in flight for
-// the whole kernel rather than idling the memory system between one-shot warps; with 16-bit B and
-// C, N <= 128 and P even (the decode workloads) the loads go by cp.async into a ring of shared-memory
-// stages instead, several groups deep. All compute an element and sum y in the same order, so they
-// give the same bits.
+// the whole kernel rather than idling the memory system between one-shot warps. Both compute an
+// element and sum y in the same order, so they give the same bits.
 #include <climits>
 #include <type_traits>
 
@@ -396,215 +394,6 @@ __global__ void __launch_bounds__(kThreads, (kPipeMinBlocks<T, kVecs, kRows>)) r
   }
 }
 
-// ---- The staged persistent grid ------------------------------------------------------------------
-
-// The same walk, with a group's loads copied by cp.async into a ring of kStages shared-memory stages
-// per warp: a warp keeps kStages groups in flight without holding them in registers (the register
-// pipeline above holds two in 80 registers, and four blocks per SM of it spilled). Two rows a group,
-// 16-bit B and C, N <= 128 (one 16-byte chunk of a row per lane). Stages and blocks per SM may be
-// set with -D for an A/B: blocks * (8 warps * stages * sizeof(Stage), 2608 bytes, + 1 KB reserved)
-// must fit the SM's 228 KB.
-#ifndef RECURRENT_STAGES
-#define RECURRENT_STAGES 5
-#endif
-#ifndef RECURRENT_STAGE_BLOCKS
-#define RECURRENT_STAGE_BLOCKS 2
-#endif
-constexpr int kStages = RECURRENT_STAGES, kStageBlocks = RECURRENT_STAGE_BLOCKS, kStageRows = 2;
-static_assert(kStages >= 2, "a stage to update and one in flight");
-
-// One group as copied. Each lane's chunks sit at its lane index and each scalar in the lane that
-// copied it (Group's layout: dt and dt_bias in lanes r, the x word and D in lanes 2 + r, the z word
-// in lanes 4 + r), so a lane reads back only what its own cp.asyncs wrote: a wait_group per thread,
-// no barrier and no __syncwarp.
-struct Stage {
-  float4 s[kStageRows][kWarp], a[kStageRows][kWarp];
-  uint2 b[kWarp], c[kWarp];
-  uint32_t u[3 * kStageRows];
-  float v[3 * kStageRows];
-};
-constexpr size_t kStageSmem = kWarpsPerBlock * kStages * sizeof(Stage);  // a block's rings
-static_assert(kStageBlocks * (kStageSmem + 1024) <= 228 * 1024, "kStageBlocks blocks of stages fit an SM");
-
-// A staged group's rows, kept in registers beside its stage: the state row of its first row (-1:
-// none, its outputs written at issue) and its first row.
-struct StageRows {
-  int32_t srow, row;
-};
-
-// cp.async of 16 (L2 only), 8 or 4 bytes (through L1, the only form those sizes allow). The memory
-// clobber keeps the compiler from moving a stage's shared-memory reads past the copies refilling it.
-template <int kBytes>
-__device__ __forceinline__ void copy_async(void* dst, const void* src) {
-  if constexpr (kBytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(dst)), "l"(src), "n"(kBytes) : "memory");
-}
-// The state's 16 bytes evict-first in L2, the policy of __ldcs's streaming loads in the other kernels.
-__device__ __forceinline__ uint64_t evict_first_policy() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void copy_async16_streaming(void* dst, const void* src, uint64_t policy) {
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "l"(policy)
-               : "memory");
-}
-
-// issue's loads as copies into stage st: the group's rows, and for a group without state its
-// outputs written at once (lane 0), as issue does. A group's first row is even (two rows a group,
-// P even), so x[row], x[row + 1] are one 4-byte word (x 4-byte aligned: staged_aligned), and z's.
-template <class T>
-__device__ __forceinline__ StageRows issue_staged(const PipeParams& p, const Walk& w, int32_t slot, int lane, Stage& st,
-                                                  uint64_t policy) {
-  const int32_t P = p.headdim, N = p.dstate;
-  const int32_t bg = w.b * p.groups + w.hq;  // the row of B and C
-  const int32_t row = (bg * p.heads_per_group + w.hr) * P + w.pp;
-  if (slot < 0 || slot >= p.slot_count) {  // warp-uniform: the rows of a group share b
-    if (lane == 0) {
-#pragma unroll
-      for (int r = 0; r < kStageRows; ++r) store1<T>(p.out, row + r, slot < 0 ? 0.0f : __int_as_float(0x7fc00000));
-    }
-    return StageRows{-1, row};
-  }
-  const int32_t hp = (w.hq * p.heads_per_group + w.hr) * P + w.pp;  // h * P + p of the first row
-  const int32_t srow = slot * (p.groups * p.heads_per_group * P) + hp;
-  const int32_t n = lane * 4;
-  if (n < N) {
-    const float* state = p.state + static_cast<int64_t>(srow) * N + n;
-    const float* A = p.A + static_cast<int64_t>(hp) * N + n;
-#pragma unroll
-    for (int r = 0; r < kStageRows; ++r) {
-      copy_async16_streaming(&st.s[r][lane], state + r * N, policy);  // read once, written back in consume_staged
-      copy_async<16>(&st.a[r][lane], A + r * N);
-    }
-    const int64_t bc = static_cast<int64_t>(bg) * N + n;
-    copy_async<8>(&st.b[lane], static_cast<const T*>(p.B) + bc);
-    copy_async<8>(&st.c[lane], static_cast<const T*>(p.C) + bc);
-  }
-  const int r = lane % kStageRows;
-  if (lane < kStageRows) {
-    copy_async<4>(&st.u[lane], p.dt + row + r);
-    if (p.dt_bias != nullptr) copy_async<4>(&st.v[lane], p.dt_bias + hp + r);
-  } else if (lane < 2 * kStageRows) {
-    copy_async<4>(&st.u[lane], static_cast<const T*>(p.x) + row);
-    if (p.D != nullptr) copy_async<4>(&st.v[lane], p.D + hp + r);
-  } else if (lane < 3 * kStageRows && p.z != nullptr) {
-    copy_async<4>(&st.u[lane], static_cast<const T*>(p.z) + row);
-  }
-  return StageRows{srow, row};
-}
-
-// consume on a landed stage: the same scalars in the same lanes (x and z: this lane's row's half of
-// the word, the low half for the first row), and the arithmetic of consume with one chunk a lane,
-// element for element and in its summation order.
-template <class T>
-__device__ __forceinline__ void consume_staged(const PipeParams& p, const Stage& st, StageRows g, int lane) {
-  if (g.srow < 0) return;  // warp-uniform, so every lane or none reaches the shuffles
-  const int32_t N = p.dstate;
-  // No dt_limit on the decode path: bias (0.0f where absent, as in issue) and softplus only.
-  float own = 0.0f;
-  if (lane < kStageRows) {
-    own = __uint_as_float(st.u[lane]) + (p.dt_bias != nullptr ? st.v[lane] : 0.0f);
-    if (p.softplus) own = softplus_thr20(own);
-  } else if (lane < 2 * kStageRows || (lane < 3 * kStageRows && p.z != nullptr)) {
-    own = from_bits<T>(st.u[lane] >> (16 * (lane % kStageRows)));  // x, z
-  }
-  const float own_d = p.D != nullptr && lane >= kStageRows && lane < 2 * kStageRows ? st.v[lane] : 0.0f;
-  float dtp[kStageRows], xv[kStageRows], acc[kStageRows];
-#pragma unroll
-  for (int r = 0; r < kStageRows; ++r) {
-    dtp[r] = __shfl_sync(kFullMask, own, r);
-    xv[r] = __shfl_sync(kFullMask, own, kStageRows + r);
-    acc[r] = 0.0f;
-  }
-  const int32_t n = lane * 4;
-  if (n < N) {
-    float* state = p.state + static_cast<int64_t>(g.srow) * N + n;
-    const float4 bb = unpack4<T>(st.b[lane]), cc = unpack4<T>(st.c[lane]);
-    const float bv[4] = {bb.x, bb.y, bb.z, bb.w}, cv[4] = {cc.x, cc.y, cc.z, cc.w};
-#pragma unroll
-    for (int r = 0; r < kStageRows; ++r) {
-      const float4 s4 = st.s[r][lane], a4 = st.a[r][lane];
-      const float sv[4] = {s4.x, s4.y, s4.z, s4.w};
-      const float av[4] = {a4.x, a4.y, a4.z, a4.w};
-      float hn[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float decay = expf(av[e] * dtp[r]);
-        hn[e] = sv[e] * decay + bv[e] * dtp[r] * xv[r];
-        acc[r] += hn[e] * cv[e];  // from the unrounded new state
-      }
-      __stcs(reinterpret_cast<float4*>(state + r * N), make_float4(hn[0], hn[1], hn[2], hn[3]));
-    }
-  }
-#pragma unroll
-  for (int r = 0; r < kStageRows; ++r) {
-    float y = warp_sum(acc[r]);
-    // D and z from their lanes (uniform branches: every lane shuffles or none).
-    const float dv = p.D != nullptr ? __shfl_sync(kFullMask, own_d, kStageRows + r) : 0.0f;
-    const float zv = p.z != nullptr ? __shfl_sync(kFullMask, own, 2 * kStageRows + r) : 0.0f;
-    if (lane == 0) {
-      if (p.D != nullptr) y += dv * xv[r];
-      if (p.z != nullptr) y = gate(y, zv);
-      store1<T>(p.out, g.row + r, y);
-    }
-  }
-}
-
-// recurrent_pipe_kernel's walk over a ring: the copies of group i + kStages - 1 go into the stage
-// group i - 1 left, then group i is waited for and updated, so kStages groups are in flight while a
-// warp waits. Every turn commits a copy group, empty past the warp's last group, so that waiting for
-// all but the newest kStages - 1 always means group i. Both loops are unrolled, so each stage's
-// StageRows has a fixed register. Slot entries are loaded one turn ahead, the first kStages together.
-template <class T>
-__global__ void __launch_bounds__(kThreads, kStageBlocks) recurrent_staged_kernel(PipeParams p) {
-  extern __shared__ float4 stage_memory[];
-  wait_previous_grid();
-  const int lane = static_cast<int>(threadIdx.x) % kWarp;
-  const uint32_t warp = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarp, warps = gridDim.x * kWarpsPerBlock;
-  const uint32_t groups = static_cast<uint32_t>(p.batch * p.groups * p.heads_per_group * p.headdim) / kStageRows;
-  if (warp >= groups) return;  // warp-uniform; no block barrier follows
-  const int32_t count = static_cast<int32_t>((groups - 1 - warp) / warps) + 1;  // this warp's groups
-  Stage* ring = reinterpret_cast<Stage*>(stage_memory) + (threadIdx.x / kWarp) * kStages;
-  const uint64_t policy = evict_first_policy();
-  Walk w = decompose(p, warp * kStageRows);
-  const Walk step = decompose(p, warps * kStageRows);
-  int32_t slot[kStages];
-  Walk ahead = w;
-#pragma unroll
-  for (int s = 0; s < kStages; ++s) {
-    slot[s] = s < count ? row_slot(p, ahead.b) : 0;
-    advance(p, ahead, step);
-  }
-  StageRows rows[kStages];
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    rows[s] = s < count ? issue_staged<T>(p, w, slot[s], lane, ring[s], policy) : StageRows{-1, 0};
-    advance(p, w, step);
-    cp_async_commit();
-  }
-  int32_t next = slot[kStages - 1];  // the slot entry of the next group to copy
-  for (int32_t first = 0;; first += kStages) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) {
-      const int32_t i = first + s;
-      if (i >= count) return;  // warp-uniform
-      const int refill = (s + kStages - 1) % kStages;
-      if (i + kStages - 1 < count) {
-        rows[refill] = issue_staged<T>(p, w, next, lane, ring[refill], policy);
-        advance(p, w, step);
-        if (i + kStages < count) next = row_slot(p, w.b);
-      }
-      cp_async_commit();
-      cp_async_wait<kStages - 1>();  // group i has landed (this thread's copies)
-      consume_staged<T>(p, ring[s], rows[s], lane);
-    }
-  }
-}
-
 // Where the persistent kernel applies: rows below 2^30 (a row plus a grid stride stays below
 // 2^31), state rows (Bs H P) below 2^31, and the contract's dtypes (x, z and out those of B and C;
 // dt, D and dt_bias f32), which it reads without a dtype switch. Other calls run the one-shot grid.
@@ -618,41 +407,18 @@ bool pipe_fits(const FastParams& f) {
          f32_or_absent(f.D) && f32_or_absent(f.dt_bias);
 }
 
-// Where the staged grid may take a call of recurrent_pipe_kernel<T, 1, 2> (16-bit B and C, N <=
-// 128, P even): x and z 4-byte aligned, as their one-word copies need, and the f32 scalars too.
-inline bool staged_aligned(const FastParams& f) {
-  const auto aligned4 = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 4 == 0; };
-  return aligned4(f.x.p) && aligned4(f.z.p) && aligned4(f.dt.p) && aligned4(f.D.p) && aligned4(f.dt_bias.p);
-}
-
-// A persistent grid of `resident` warps' worth of blocks at most (the blocks per SM its launch
-// bounds and shared memory guarantee; a constant, so no occupancy query runs at launch or inside a
-// graph capture), trimmed so that the groups spread evenly: every warp takes ceil(groups / W) or
-// one fewer. smem: dynamic shared memory per block, for which the kernel is opted in.
-void launch_persistent(void (*kernel)(PipeParams), const char* name, int64_t resident, size_t smem, int64_t groups,
-                       const PipeParams& p, cudaStream_t stream) {
-  const int64_t per_warp = ceil_div(groups, resident);
-  const auto blocks = static_cast<unsigned>(ceil_div(ceil_div(groups, per_warp), kWarpsPerBlock));
-  if (smem > 0) {
-    cuda_check("recurrent", cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
-               "cudaFuncSetAttribute");
-    // The whole unified memory as shared memory, so that kStageBlocks blocks of stages fit.
-    cuda_check("recurrent",
-               cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared),
-               "cudaFuncSetAttribute(carveout)");
-  }
-  launch_kernel("recurrent", name, kernel, blocks, kThreads, smem, stream, p);
-}
-
-// Runs a persistent grid and returns true where the rows give each warp of recurrent_pipe_kernel's
-// full grid at least two groups; below that a warp has no next group to overlap (the one-shot grid
-// with a loop around it). The staged grid runs where it applies, within the same bound.
+// Runs the persistent grid and returns true where the rows give each of its warps at least two
+// groups; below that a warp has no next group to overlap (the one-shot grid with a loop around it).
+// The grid is the resident one, kPipeMinBlocks blocks per SM (__launch_bounds__ guarantees that
+// they fit; a constant, so no occupancy query runs at launch or inside a graph capture), trimmed
+// so that the groups spread evenly: every warp takes ceil(groups / W) or one fewer.
 template <class T, int kVecs, int kRows>
 bool launch_pipe(const FastParams& f, cudaStream_t stream) {
   const int64_t groups = f.batch * f.heads * f.headdim / kRows;
-  const int64_t sms = multiprocessors("recurrent");
-  const int64_t resident = sms * kPipeMinBlocks<T, kVecs, kRows> * kWarpsPerBlock;  // warps
+  const int64_t resident = multiprocessors("recurrent") * kPipeMinBlocks<T, kVecs, kRows> * kWarpsPerBlock;  // warps
   if (groups < 2 * resident) return false;
+  const int64_t per_warp = ceil_div(groups, resident);
+  const auto blocks = static_cast<unsigned>(ceil_div(ceil_div(groups, per_warp), kWarpsPerBlock));
   PipeParams p{};
   p.state = f.state;
   p.A = f.A;
@@ -672,15 +438,8 @@ bool launch_pipe(const FastParams& f, cudaStream_t stream) {
   p.heads_per_group = static_cast<int32_t>(f.heads / f.groups);
   p.groups = static_cast<int32_t>(f.groups);
   p.softplus = f.softplus;
-  if constexpr (sizeof(T) == 2 && kVecs == 1 && kRows == kStageRows) {
-    if (staged_aligned(f)) {
-      launch_persistent(recurrent_staged_kernel<T>, "launch of recurrent_staged_kernel",
-                        sms * kStageBlocks * kWarpsPerBlock, kStageSmem, groups, p, stream);
-      return true;
-    }
-  }
-  launch_persistent(recurrent_pipe_kernel<T, kVecs, kRows>, "launch of recurrent_pipe_kernel", resident, 0, groups, p,
-                    stream);
+  launch_kernel("recurrent", "launch of recurrent_pipe_kernel", recurrent_pipe_kernel<T, kVecs, kRows>, blocks, kThreads, 0,
+                stream, p);
   return true;
 }
 

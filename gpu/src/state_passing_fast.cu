@@ -108,17 +108,6 @@ constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per b
 constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
 static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
 
-// The window's fold where some scale is unsafe, out of line as a whole (the extended products,
-// their barrier and the fold), so the common path's registers and schedule never see it. Every
-// thread of the block calls it (the vote is block-wide), so its barrier is reached by all.
-__device__ __noinline__ segments::Folded fold_window_extended(float entering, const float* scale, int count,
-                                                              const float* end, int segment, int e,
-                                                              segments::Extended* sExtended) {
-  if (e == 0) sExtended[segment] = segments::extended_product(scale, count);
-  __syncthreads();
-  return segments::fold_extended(entering, sExtended, end, kSegmentWidth, segment);
-}
-
 // 16 values in registers, three blocks per SM (80 registers, no spills; at four blocks, 64
 // registers, the 16-bit kernels spilled, and 32 values a thread took 109 registers).
 template <class T>
@@ -164,9 +153,14 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
     // One fold for the whole block and window: the plain one unless some scale is unsafe.
-    const segments::Folded folded =
-        __syncthreads_and(sum.safe) ? segments::fold_plain(M, sProduct, &sEnd[0][e], kSegmentWidth, segment)
-                                    : fold_window_extended(M, scale, count, &sEnd[0][e], segment, e, sExtended);
+    segments::Folded folded;
+    if (__syncthreads_and(sum.safe)) {
+      folded = segments::fold_plain(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
+    } else {
+      if (e == 0) sExtended[segment] = segments::extended_product(scale, count);
+      __syncthreads();
+      folded = segments::fold_extended(M, sExtended, &sEnd[0][e], kSegmentWidth, segment);
+    }
     M = folded.after;
     float entering = folded.own_entering;
     int64_t to = base;
