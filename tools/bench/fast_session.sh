@@ -43,6 +43,9 @@
 #                                         occupancy, and the SASS source page summarized by sass_profile.py
 #                                         (which instructions the kernel executes, and where)
 # A/Bs of several variant libraries in one call: ab_session.sh (make_variant.sh builds them).
+# Several candidates timed, picked and verified in one call: make_subsets.sh builds every subset of
+# them, ab_session.sh times each alone against the landed library (with AB_FUZZ), pick_subset.py
+# names the subset to keep, and verify-once runs on that library as the bundle's own.
 # Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as

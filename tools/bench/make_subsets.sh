@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Every subset of several candidate changes as its own variant library, for a device call that
+# times each candidate, keeps the faster ones (pick_subset.py) and verifies their subset's library
+# at once (fast_session.sh verify-once), with no build between the timing and the verification.
+#   tools/bench/make_subsets.sh SOURCE.cu=REPLACEMENT.cu ...     (2 to 4 candidates)
+# Candidate i (from the left) is bit i of the name: with three candidates, sub_100 holds the
+# first alone and sub_011 the second and third. Builds BUILD/variants/sub_<bits>.so with
+# make_variant.sh (ninja's own compile and link lines; BUILD is $SSD_BUILD_DIR, default build/),
+# four at a time; the single-candidate ones are the ab_session.sh variants to time.
+set -euo pipefail
+fail() { echo "make_subsets.sh: $*" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then fail "usage: make_subsets.sh SOURCE.cu=REPLACEMENT.cu ... (2 to 4 candidates)"; fi
+for arg in "$@"; do
+  [[ $arg == *.cu=* ]] || fail "argument '$arg': not SOURCE.cu=REPLACEMENT.cu"
+  [ -f "${arg#*=}" ] || fail "argument '$arg': no file ${arg#*=}"
+done
+sources=$(for arg in "$@"; do echo "${arg%%=*}"; done | sort | uniq -d)
+[ -z "$sources" ] || fail "arguments: two candidates replace $sources (one candidate per source file)"
+n=$#
+logs=$(mktemp -d)
+pids=()
+for mask in $(seq 1 $(((1 << n) - 1))); do
+  bits="" picked=()
+  for i in $(seq 0 $((n - 1))); do
+    if (((mask >> (n - 1 - i)) & 1)); then
+      bits+=1
+      picked+=("${@:$((i + 1)):1}")
+    else
+      bits+=0
+    fi
+  done
+  "$root/tools/bench/make_variant.sh" "sub_$bits" "${picked[@]}" >"$logs/sub_$bits.log" 2>&1 &
+  pids+=("$!:sub_$bits")
+  if [ ${#pids[@]} -eq 4 ] || [ "$mask" -eq $(((1 << n) - 1)) ]; then
+    for entry in "${pids[@]}"; do
+      wait "${entry%%:*}" || { cat "$logs/${entry#*:}.log" >&2; fail "make_variant.sh failed for ${entry#*:}"; }
+    done
+    pids=()
+  fi
+done
+rm -rf "$logs"
+echo "built sub_* for $n candidates: $((1 << n)) - 1 libraries in ${SSD_BUILD_DIR:-$root/build}/variants"
