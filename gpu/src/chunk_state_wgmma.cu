@@ -59,6 +59,8 @@ struct WgmmaGemm {
 #pragma unroll
     for (int ks = 0; ks < kGroupRows / 16; ++ks) {
       const int k = k0 + ks * 16;
+      // Rows k + 2 tig + {0,1} in q[0], q[2] (n0 + gid, n0 + 8 + gid), 8 rows further in q[1], q[3]:
+      // the scaled B fragments of WarpTile::run_b_rows_scaled.
       uint32_t q[4];
       ldsm_x4_trans(q, sB + (k + r + (idx & 1) * 8) * kLdB + n0 + (idx >> 1) * 8);
       const float2 w_lo = *reinterpret_cast<const float2*>(sW + k + 2 * tig);
@@ -69,6 +71,7 @@ struct WgmmaGemm {
         const float2 s = (e & 1) ? w_hi : w_lo;
         q[e] = Half16<T>::pack2(v.x * s.x, v.y * s.y);
       }
+      // mma's A fragment of the 16 x 16 block Bw^T[n0.., k..]: (n, k), (n + 8, k), (n, k + 8), (n + 8, k + 8).
       a[ks][0] = q[0], a[ks][1] = q[2], a[ks][2] = q[1], a[ks][3] = q[3];
 #pragma unroll
       for (int e = 0; e < 4; ++e) wgmma_pin(a[ks][e]);

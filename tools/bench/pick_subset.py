@@ -12,30 +12,28 @@ bit per candidate in the order given (make_subsets.sh builds them), e.g. sub_010
 none is kept. So one device call can time the candidates and go on to verify what it keeps.
 """
 import argparse
-import json
 import math
 import pathlib
 import re
-import statistics
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import ab_compare  # noqa: E402  (beside this script)
 
 
 class InputError(Exception):
     pass
 
 
-def medians(folder, name):
-    """Workload -> median us over every NAME.TAG.ROUND.json in folder."""
-    times = {}
-    for f in sorted(folder.glob(f"{name}.*.*.json")):
-        if len(f.name.split(".")) != 4:
-            continue
-        try:
-            for row in json.loads(f.read_text())["rows"]:
-                times.setdefault(row["workload"], []).append(float(row["us"]))
-        except (ValueError, KeyError, TypeError) as e:
-            raise InputError(f"argument 'DIR': {f} is not an ssd-bench --json file ({e})")
-    return {w: statistics.median(v) for w, v in times.items()}
+def medians(folder, name, argument):
+    """Workload -> median us over NAME's rounds (ab_compare.py's medians, without the ops)."""
+    try:
+        return {w: us for w, (_op, us) in ab_compare.medians(folder, name).items()}
+    except ab_compare.InputError as e:
+        message = str(e)
+        if message.startswith("argument 'NAME'"):  # no file of NAME: say which argument named it
+            message = f"argument '{argument}'" + message[len("argument 'NAME'"):]
+        raise InputError(message)
 
 
 def fuzz_exit(log, name):
@@ -73,14 +71,10 @@ def main(argv):
             log = pathlib.Path(args.log).read_text()
         except OSError as e:
             raise InputError(f"argument 'LOG': cannot read {args.log}: {e.strerror}")
-        base = medians(folder, args.base)
-        if not base:
-            raise InputError(f"argument 'BASE': no {args.base}.TAG.ROUND.json in {folder}")
+        base = medians(folder, args.base, "BASE")
         bits = ""
         for name in args.candidates:
-            cand = medians(folder, name)
-            if not cand:
-                raise InputError(f"argument 'CANDIDATE': no {name}.TAG.ROUND.json in {folder}")
+            cand = medians(folder, name, "CANDIDATE")
             fuzz = fuzz_exit(log, name)
             kept, mean, low, count = judge(base, cand, fuzz, args.gain, args.worst)
             bits += "1" if kept else "0"
