@@ -96,8 +96,9 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 // workloads' are), the block folds the segments' plain fp32 products, one fused multiply-add each,
 // in straight-line code; otherwise it folds extended products (mantissa and exponent), so the fold
 // never makes a NaN or loses a state that the chain's own walk would carry. One block-wide vote
-// (__syncthreads_and) picks the fold: a branch per segment, or a call in the common fold, cost
-// up to 2.4 us of 8.35 on b2 s32768. STATE_PASSING_SEGMENTS_PAST=32 builds the one-element kernel for
+// picks the fold: a branch per segment, or a call in the common fold, cost up to 2.4 us of 8.35 on
+// b2 s32768; the vote rides on the barrier that publishes the scales (__syncthreads_and), each
+// scale tested once where it is computed (1.045x on the segments' workloads, geomean on the H100). STATE_PASSING_SEGMENTS_PAST=32 builds the one-element kernel for
 // chains of up to 32 chunks (for an A/B).
 namespace segments = state_passing_segments;
 #ifndef STATE_PASSING_SEGMENTS_PAST
@@ -145,16 +146,24 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
         }
       }
     }
-    __syncthreads();  // the previous window's scales and segment sums are consumed
-    if (tid < kWindow && c0 + tid < NC) sScale[tid] = chunk_carry_scale(p, b, bh, NC, c0 + tid);
-    __syncthreads();
+    if (c0 > 0) __syncthreads();  // the previous window's scales and segment sums are consumed
+    // One thread per chunk of the window computes its scale and tests it; the barrier that
+    // publishes the scales votes the tests, so one fold serves the whole block and window: the
+    // plain one unless some scale is unsafe (window_safe is the same in every thread).
+    bool safe = true;
+    if (tid < segments::kSegments * length && c0 + tid < NC) {
+      const float s = chunk_carry_scale(p, b, bh, NC, c0 + tid);
+      sScale[tid] = s;
+      safe = segments::safe_scale(s);
+    }
+    const bool window_safe = __syncthreads_and(safe);
     const float* scale = sScale + segment * length;
     const segments::SegmentSum sum = segments::scan_from_zero(scale, v, count);
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
-    // One fold for the whole block and window: the plain one unless some scale is unsafe.
+    __syncthreads();
     segments::Folded folded;
-    if (__syncthreads_and(sum.safe)) {
+    if (window_safe) {
       folded = segments::fold_plain(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
     } else {
       if (e == 0) sExtended[segment] = segments::extended_product(scale, count);

@@ -117,21 +117,25 @@ __host__ __device__ __forceinline__ Extended extended_product(const float* scale
 // multiplies round as the extended product does: the plain product is then exact to the same bits.
 constexpr float kSafeScale = 0x1p7f;
 
+// Whether a scale is safe (0, or |scale| in [2^-7, 2^7]; NaN is not). The kernel tests each scale
+// once, where it computes it, and votes the window's results in the barrier that publishes them.
+// Bitwise, not short-circuit: && and || became branches with convergence barriers.
+__host__ __device__ __forceinline__ bool safe_scale(float scale) {
+  const float magnitude = scale < 0.0f ? -scale : scale;
+  return (magnitude == 0.0f) | ((magnitude >= 1.0f / kSafeScale) & (magnitude <= kSafeScale));
+}
+
 // A segment scanned from a zero state: end = the state after its chunks, product = the plain fp32
-// product of its scales (1 for an empty segment: the identity), and whether every scale is safe,
-// so that the product is the extended one to the bit (the workloads' decays, sequence starts).
+// product of its scales (1 for an empty segment: the identity), which is the extended product to the
+// bit where every scale is safe (the workloads' decays, sequence starts).
 struct SegmentSum {
   float end, product;
-  bool safe;
 };
 __host__ __device__ __forceinline__ SegmentSum scan_from_zero(const float* scale, const float (&value)[kSegmentChunks],
                                                               int count) {
-  SegmentSum sum{0.0f, 1.0f, true};
+  SegmentSum sum{0.0f, 1.0f};
   for (int k = 0; k < kSegmentChunks; ++k)
     if (k < count) {
-      const float magnitude = scale[k] < 0.0f ? -scale[k] : scale[k];
-      // Bitwise, not short-circuit: && and || made two branches per chunk. NaN: unsafe.
-      sum.safe &= (magnitude == 0.0f) | ((magnitude >= 1.0f / kSafeScale) & (magnitude <= kSafeScale));
       sum.end = scale[k] * sum.end + value[k];
       sum.product *= scale[k];
     }

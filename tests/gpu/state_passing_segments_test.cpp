@@ -52,7 +52,7 @@ TEST(StatePassingSegments, OneSegmentByHand) {
   const segments::SegmentSum sum = segments::scan_from_zero(scale, value, 3);
   EXPECT_EQ(sum.end, 11.0f);
   EXPECT_EQ(sum.product, 0.5f);
-  EXPECT_TRUE(sum.safe);
+  for (const float x : scale) EXPECT_TRUE(segments::safe_scale(x)) << x;
   float product[segments::kSegments], end[segments::kSegments];
   segments::Extended extended[segments::kSegments];
   for (int s = 0; s < segments::kSegments; ++s) product[s] = 1.0f, extended[s] = {1.0f, 0}, end[s] = 0.0f;  // empty
@@ -63,6 +63,22 @@ TEST(StatePassingSegments, OneSegmentByHand) {
   const segments::Folded g = segments::fold_extended(8.0f, extended, end, 1, 0);
   EXPECT_EQ(g.own_entering, 8.0f);
   EXPECT_EQ(g.after, 15.0f);
+}
+
+// The safe range by hand: 0 (either sign) and |scale| in [2^-7, 2^7] = [0.0078125, 128], both ends
+// included; the next floats outside either end, subnormals, inf and NaN are not safe.
+TEST(StatePassingSegments, SafeScaleRange) {
+  EXPECT_TRUE(segments::safe_scale(0.0f));
+  EXPECT_TRUE(segments::safe_scale(-0.0f));
+  EXPECT_TRUE(segments::safe_scale(0.0078125f));
+  EXPECT_TRUE(segments::safe_scale(-128.0f));
+  EXPECT_TRUE(segments::safe_scale(0.5f));
+  EXPECT_FALSE(segments::safe_scale(std::nextafter(0.0078125f, 0.0f)));
+  EXPECT_FALSE(segments::safe_scale(std::nextafter(128.0f, 1000.0f)));
+  EXPECT_FALSE(segments::safe_scale(-std::nextafter(128.0f, 1000.0f)));
+  EXPECT_FALSE(segments::safe_scale(std::numeric_limits<float>::denorm_min()));
+  EXPECT_FALSE(segments::safe_scale(std::numeric_limits<float>::infinity()));
+  EXPECT_FALSE(segments::safe_scale(std::numeric_limits<float>::quiet_NaN()));
 }
 
 // The kernel's walk of one element's chain, thread by thread as the kernel splits it: the states
@@ -90,7 +106,7 @@ Chain segmented(const std::vector<float>& scale, const std::vector<float>& value
       const segments::SegmentSum sum = segments::scan_from_zero(sc, v[s], own.count);
       product[s] = sum.product, end[s] = sum.end;
       extended[s] = segments::extended_product(sc, own.count);
-      safe = safe && sum.safe;
+      for (int k = 0; k < own.count; ++k) safe = safe && segments::safe_scale(sc[k]);  // the kernel's vote
     }
     if (!safe && windows_extended != nullptr) ++*windows_extended;
     float after = M;
@@ -180,14 +196,13 @@ TEST(StatePassingSegments, ProductUnderflowWithALargeState) {
 // 2^-130 and one of 2^60 make 2^-200, which carries 2^100 to 2^-100 and -2^-90 to -0; 2^210 carries
 // the subnormal 2^-140 to 2^70 and 2^-70 past FLT_MAX (inf).
 TEST(StatePassingSegments, ProductInAnExtendedRange) {
-  float v[segments::kSegmentChunks] = {};
   const float small[3] = {std::ldexp(1.0f, -60), std::ldexp(1.0f, -60), std::ldexp(1.0f, -60)};
-  EXPECT_FALSE(segments::scan_from_zero(small, v, 3).safe);
+  EXPECT_FALSE(segments::safe_scale(small[0]));
   const segments::Extended p = segments::extended_product(small, 3);
   EXPECT_EQ(std::ldexp(static_cast<double>(p.mantissa), p.exponent), std::ldexp(1.0, -180));
   EXPECT_EQ(segments::carry(p, std::ldexp(1.0f, 100)), std::ldexp(1.0f, -80));
   const float large[3] = {std::ldexp(1.0f, 70), std::ldexp(1.0f, 70), std::ldexp(1.0f, 70)};
-  EXPECT_FALSE(segments::scan_from_zero(large, v, 3).safe);
+  EXPECT_FALSE(segments::safe_scale(large[0]));
   const segments::Extended q = segments::extended_product(large, 3);
   EXPECT_EQ(std::ldexp(static_cast<double>(q.mantissa), q.exponent), std::ldexp(1.0, 210));
   const float subnormal[3] = {std::ldexp(1.0f, -130), std::ldexp(1.0f, -130), std::ldexp(1.0f, 60)};
@@ -234,7 +249,7 @@ TEST(StatePassingSegments, ExtendedProductRoundsEachMultiplyOnce) {
 // product, about 2^-146.4, is subnormal in fp32 (digits lost), so the segment takes the extended
 // product, equal to a multiply-by-multiply rounding to 24 bits with an unbounded exponent.
 TEST(StatePassingSegments, ScalesPastTheSafeRangeTakeTheExtendedProduct) {
-  float scale[segments::kSegmentChunks], v[segments::kSegmentChunks] = {};
+  float scale[segments::kSegmentChunks];
   double mantissa = 1.0;
   int exponent = 0;
   for (int k = 0; k < segments::kSegmentChunks; ++k) {
@@ -243,7 +258,7 @@ TEST(StatePassingSegments, ScalesPastTheSafeRangeTakeTheExtendedProduct) {
     mantissa = static_cast<float>(std::frexp(mantissa * static_cast<double>(scale[k]), &e));
     exponent += e;
   }
-  EXPECT_FALSE(segments::scan_from_zero(scale, v, segments::kSegmentChunks).safe);
+  EXPECT_FALSE(segments::safe_scale(scale[0]));
   const segments::Extended p = segments::extended_product(scale, segments::kSegmentChunks);
   EXPECT_EQ(value_of(p), std::ldexp(mantissa, exponent));
   EXPECT_LT(value_of(p), static_cast<double>(std::numeric_limits<float>::min()));  // outside fp32's normals
