@@ -3,7 +3,8 @@
 // time / 20 (no L2 flush; host launch overhead excluded). Prints one row per workload with the
 // traffic floor (every input read once and every output written once, at 4.25 TB/s); with
 // --against, another library's times of the same workloads beside ours, their ratio and geometric
-// means; with --json, every figure of the table in a file.
+// means; with --targets, each workload's target (spec/workloads.md) and whether it is met; with
+// --json, every figure of the table in a file.
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
@@ -13,9 +14,10 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "bench_targets.h"
 #include "ssd/harness/runner.h"
 
 namespace {
@@ -27,80 +29,62 @@ void cuda_check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
-// Reads a flat JSON object whose number values are times in us keyed by problem string (as
-// tools/bench/time_mamba_ssm.py writes it); members whose value is not a number are ignored.
-std::map<std::string, double> read_times(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw std::runtime_error("cannot read " + path);
-  std::stringstream buffer;
-  buffer << file.rdbuf();
-  const std::string s = buffer.str();
-  std::size_t i = 0;
-  auto bad = [&](const char* what) { return std::runtime_error(path + ": " + what + " at offset " + std::to_string(i)); };
-  auto skip_ws = [&] {
-    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  };
-  auto read_string = [&] {
-    if (s[i] != '"') throw bad("expected a string");
-    std::string out;
-    for (++i; i < s.size() && s[i] != '"'; ++i) {
-      if (s[i] == '\\' && i + 1 < s.size()) ++i;  // problem strings hold no escapes beyond \" and \\ .
-      out += s[i];
-    }
-    if (i >= s.size()) throw bad("unterminated string");
-    ++i;
-    return out;
-  };
-  std::map<std::string, double> times;
-  skip_ws();
-  if (i >= s.size() || s[i] != '{') throw bad("expected a JSON object");
-  ++i;
-  for (;;) {
-    skip_ws();
-    if (i < s.size() && s[i] == '}') break;
-    const std::string key = read_string();
-    skip_ws();
-    if (i >= s.size() || s[i] != ':') throw bad("expected ':'");
-    ++i;
-    skip_ws();
-    if (i < s.size() && s[i] == '"') {
-      read_string();
-    } else {
-      const char* begin = s.c_str() + i;
-      char* end = nullptr;
-      const double v = std::strtod(begin, &end);
-      if (end == begin) {  // null, true, false: skipped
-        while (i < s.size() && s[i] != ',' && s[i] != '}') ++i;
-      } else {
-        times[key] = v;
-        i += static_cast<std::size_t>(end - begin);
-      }
-    }
-    skip_ws();
-    if (i < s.size() && s[i] == ',') {
-      ++i;
-      continue;
-    }
-    if (i < s.size() && s[i] == '}') break;
-    throw bad("expected ',' or '}'");
+// Keys in the order written, so the file reads as the table does.
+using Json = nlohmann::ordered_json;
+
+// read(), its errors prefixed with the argument whose file it reads.
+template <class Read>
+auto naming_argument(const std::string& argument, Read read) {
+  try {
+    return read();
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error("argument '" + argument + "': " + e.what());
   }
-  return times;
 }
 
-std::string json_string(const std::string& v) {
-  std::string out = "\"";
-  for (char ch : v) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
+// A --json path that cannot be written fails before the timings, not after them.
+void check_writable(const std::string& path) {
+  const std::string part = path + ".part";
+  if (!std::ofstream(part)) throw std::runtime_error("argument '--json': cannot write " + part);
+  std::remove(part.c_str());
+}
+
+// Writes text to path through path.part, renamed at the end: a run cut short leaves no half file.
+void write_whole(const std::string& path, const std::string& text) {
+  const std::string part = path + ".part";
+  {
+    std::ofstream out(part);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("argument '--json': cannot write " + part);
   }
-  return out + "\"";
+  if (std::rename(part.c_str(), path.c_str()) != 0) throw std::runtime_error("argument '--json': cannot rename " + part + " to " + path);
 }
 
 struct Row {
   std::string op, workload;
   double us = 0, floor_us = 0, against_us = 0;  // against_us 0: not in --against
   std::size_t replays = 0, min_bytes = 0;
+  double seed_ratio = 0;                        // 0: no target in --targets
+  ssd::bench::TargetVerdict target;
 };
+
+// The mean time over an op's rows, against the op's mean target (--targets' mean_us).
+struct OpMean {
+  double mean_us = 0, target_us = 0;
+  int workloads = 0;
+  bool met() const { return mean_us <= target_us; }
+};
+OpMean op_mean(const std::vector<Row>& rows, const std::string& op, double target_us) {
+  OpMean m;
+  m.target_us = target_us;
+  for (const Row& r : rows)
+    if (r.op == op) {
+      m.mean_us += r.us;
+      ++m.workloads;
+    }
+  if (m.workloads > 0) m.mean_us /= m.workloads;
+  return m;
+}
 
 // Geometric mean of against/ours over the rows that have both (0 when none).
 double geomean_ratio(const std::vector<Row>& rows, const std::string& op) {
@@ -118,7 +102,7 @@ double geomean_ratio(const std::vector<Row>& rows, const std::string& op) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Times a kernel library on the benchmark workloads (CUDA graphs of 20 calls)."};
-  std::string kernels, against, against_name = "other", json;
+  std::string kernels, against, against_name = "other", targets_file, json;
   std::vector<std::string> ops;
   std::string filter;
   int replays = 100;
@@ -133,10 +117,21 @@ int main(int argc, char** argv) {
                  "JSON object of another library's times: problem string -> us per call; adds its column, the "
                  "ratio (its time / ours) and geometric means");
   app.add_option("--against-name", against_name, "column title of --against's times (default 'other')");
+  app.add_option("--targets", targets_file,
+                 "JSON of each workload's target (tools/bench/workload_targets.json): adds the target (--against's "
+                 "time / seed ratio) and whether it is met (or at floor_share of the floor), and op mean targets")
+      ->needs("--against");
   app.add_option("--json", json, "also write every figure of the table to this JSON file");
   CLI11_PARSE(app, argc, argv);
   try {
-    const std::map<std::string, double> other = against.empty() ? std::map<std::string, double>{} : read_times(against);
+    const std::map<std::string, double> other =
+        against.empty() ? std::map<std::string, double>{}
+                        : naming_argument("--against", [&] { return ssd::bench::read_times(against); });
+    const bool with_targets = !targets_file.empty();
+    const ssd::bench::Targets targets =
+        with_targets ? naming_argument("--targets", [&] { return ssd::bench::read_targets(targets_file); })
+                     : ssd::bench::Targets{};
+    if (!json.empty()) check_writable(json);
     const ssd::KernelLibrary library = ssd::KernelLibrary::open(kernels);
     if (library.table().memory_kind != SSD_MEMORY_CUDA) throw std::runtime_error(kernels + " is not a CUDA library");
     std::vector<ssd::Op> selected;
@@ -150,8 +145,9 @@ int main(int argc, char** argv) {
     cuda_check(cudaEventCreate(&begin), "event");
     cuda_check(cudaEventCreate(&end), "event");
     const bool side_by_side = !against.empty();
-    std::printf("| op | workload | us per call | replays | min bytes | floor us | of floor |%s\n|---|---|---:|---:|---:|---:|---:|%s\n",
-                side_by_side ? (" " + against_name + " us | ratio |").c_str() : "", side_by_side ? "---:|---:|" : "");
+    std::printf("| op | workload | us per call | replays | min bytes | floor us | of floor |%s%s\n|---|---|---:|---:|---:|---:|---:|%s%s\n",
+                side_by_side ? (" " + against_name + " us | ratio |").c_str() : "", with_targets ? " target us | met |" : "",
+                side_by_side ? "---:|---:|" : "", with_targets ? "---:|:-:|" : "");
     std::vector<Row> rows;
     for (ssd::Op op : selected) {
       for (const ssd::Problem& p : ssd::op_spec(op).workloads()) {
@@ -202,6 +198,19 @@ int main(int argc, char** argv) {
           else
             std::printf(" - | - |");
         }
+        if (with_targets) {
+          const auto ratio = targets.seed_ratio.find(problem);
+          if (ratio != targets.seed_ratio.end()) {
+            row.seed_ratio = ratio->second;
+            row.target = ssd::bench::judge_target(row.us, row.floor_us, row.against_us, row.seed_ratio, targets.floor_share);
+            if (row.target.target_us > 0)
+              std::printf(" %.2f | %s |", row.target.target_us, row.target.met ? "yes" : "no");
+            else
+              std::printf(" - | %s |", row.target.met ? "yes" : "no");
+          } else {
+            std::printf(" - | - |");
+          }
+        }
         std::printf("\n");
         std::fflush(stdout);
         rows.push_back(row);
@@ -216,6 +225,22 @@ int main(int argc, char** argv) {
         if (geomean_ratio(rows, op) > 0) std::printf("  %-22s %.2fx\n", op.c_str(), geomean_ratio(rows, op));
       std::printf("  %-22s %.2fx\n", "all", geomean_ratio(rows, ""));
     }
+    int targets_met = 0, targets_total = 0;
+    for (const Row& r : rows)
+      if (r.seed_ratio > 0) {
+        ++targets_total;
+        targets_met += r.target.met ? 1 : 0;
+      }
+    if (with_targets) {
+      std::printf("\nTargets met: %d of %d workloads (%s's time / seed ratio, or %.0f%% of the floor)\n", targets_met,
+                  targets_total, against_name.c_str(), 100.0 * targets.floor_share);
+      for (const auto& [op, target_us] : targets.mean_us) {
+        const OpMean m = op_mean(rows, op, target_us);
+        if (m.workloads > 0)
+          std::printf("  %s: mean %.2f us over %d workloads, target %.2f us: %s\n", op.c_str(), m.mean_us, m.workloads,
+                      m.target_us, m.met() ? "met" : "not met");
+      }
+    }
     if (!json.empty()) {
       int device = 0, driver = 0, runtime = 0;
       cudaDeviceProp prop{};
@@ -223,39 +248,50 @@ int main(int argc, char** argv) {
       cuda_check(cudaGetDeviceProperties(&prop, device), "device properties");
       cuda_check(cudaDriverGetVersion(&driver), "driver version");
       cuda_check(cudaRuntimeGetVersion(&runtime), "runtime version");
-      std::ofstream out(json);
-      if (!out) throw std::runtime_error("cannot write " + json);
-      char buf[64];
-      auto num = [&](double v) {
-        std::snprintf(buf, sizeof buf, "%.4f", v);
-        return std::string(buf);
-      };
-      out << "{\n  \"library\": " << json_string(library.table().name) << ",\n  \"device\": " << json_string(prop.name)
-          << ",\n  \"cuda_driver\": " << driver << ",\n  \"cuda_runtime\": " << runtime
-          << ",\n  \"method\": \"CUDA graph of " << kCallsPerGraph
-          << " calls, median over replays / 20, no L2 flush\",\n  \"floor_bytes_per_second\": " << kCopyBytesPerSecond;
-      if (side_by_side) out << ",\n  \"against\": " << json_string(against_name);
-      out << ",\n  \"rows\": [";
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        const Row& r = rows[i];
-        out << (i ? ",\n" : "\n") << "    {\"op\": " << json_string(r.op) << ", \"workload\": " << json_string(r.workload)
-            << ", \"us\": " << num(r.us) << ", \"replays\": " << r.replays << ", \"min_bytes\": " << r.min_bytes
-            << ", \"floor_us\": " << num(r.floor_us) << ", \"of_floor\": " << num(r.floor_us / r.us);
-        if (r.against_us > 0) out << ", \"against_us\": " << num(r.against_us) << ", \"ratio\": " << num(r.against_us / r.us);
-        out << "}";
+      auto num = [](double v) { return std::round(v * 1e4) / 1e4; };  // 4 decimals: the table's precision and more
+      Json table = {{"library", library.table().name},
+                    {"device", prop.name},
+                    {"cuda_driver", driver},
+                    {"cuda_runtime", runtime},
+                    {"method", "CUDA graph of " + std::to_string(kCallsPerGraph) + " calls, median over replays / 20, no L2 flush"},
+                    {"floor_bytes_per_second", kCopyBytesPerSecond}};
+      if (side_by_side) table["against"] = against_name;
+      Json& json_rows = table["rows"] = Json::array();
+      for (const Row& r : rows) {
+        Json row = {{"op", r.op},          {"workload", r.workload},         {"us", num(r.us)},
+                    {"replays", r.replays}, {"min_bytes", r.min_bytes},       {"floor_us", num(r.floor_us)},
+                    {"of_floor", num(r.floor_us / r.us)}};
+        if (r.against_us > 0) {
+          row["against_us"] = num(r.against_us);
+          row["ratio"] = num(r.against_us / r.us);
+        }
+        if (r.seed_ratio > 0) {
+          row["seed_ratio"] = r.seed_ratio;
+          if (r.target.target_us > 0) row["target_us"] = num(r.target.target_us);
+          row["met"] = r.target.met;
+        }
+        json_rows.push_back(row);
       }
-      out << "\n  ]";
       if (side_by_side) {
-        out << ",\n  \"geomean_ratio\": {";
-        bool first = true;
+        Json& means = table["geomean_ratio"] = Json::object();
         for (const std::string& op : op_names)
-          if (geomean_ratio(rows, op) > 0) {
-            out << (first ? "" : ", ") << json_string(op) << ": " << num(geomean_ratio(rows, op));
-            first = false;
-          }
-        out << (first ? "" : ", ") << "\"all\": " << num(geomean_ratio(rows, "")) << "}";
+          if (geomean_ratio(rows, op) > 0) means[op] = num(geomean_ratio(rows, op));
+        means["all"] = num(geomean_ratio(rows, ""));
       }
-      out << "\n}\n";
+      if (with_targets) {
+        Json means = Json::object();
+        for (const auto& [op, target_us] : targets.mean_us) {
+          const OpMean m = op_mean(rows, op, target_us);
+          if (m.workloads > 0)
+            means[op] = {{"mean_us", num(m.mean_us)}, {"workloads", m.workloads}, {"target_us", m.target_us}, {"met", m.met()}};
+        }
+        table["targets"] = {{"file", targets_file},
+                            {"floor_share", targets.floor_share},
+                            {"met", targets_met},
+                            {"workloads", targets_total},
+                            {"means", means}};
+      }
+      write_whole(json, table.dump(2) + "\n");
     }
     return 0;
   } catch (const std::exception& e) {
