@@ -25,6 +25,8 @@ cp build/kernels/*.so "$bundle/kernels/"
 # beside the bundle), for transports with a size limit.
 [ "${SSD_BUNDLE_GOLDEN:-1}" = 0 ] || cp golden/data/*.h5 golden/data/manifest.txt "$bundle/golden/"
 cp golden/data/manifest.txt "$bundle/manifest.txt"
+# The workloads' targets, for `bench.sh --against FILE --targets workload_targets.json`.
+cp tools/bench/workload_targets.json "$bundle/"
 # Shared libraries of every binary, except the C library and the dynamic loader that every host has.
 for binary in "$bundle/ssd_gpu_tests" "$bundle/ssd-fuzz" "$bundle/ssd-kernel-worker" "$bundle/ssd-bench" \
               "$bundle/ssd-suite" "$bundle/libssd-capi.so" "$bundle/libssd-kernels-cuda.so"; do
