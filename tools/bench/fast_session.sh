@@ -46,7 +46,8 @@
 # Several candidates timed, picked and verified in one call: make_subsets.sh builds every subset of
 # them, ab_session.sh times each alone against the landed library (with AB_FUZZ), pick_subset.py
 # names the subset to keep, and verify-once runs on that library as the bundle's own.
-# Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json.
+# Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json,
+# the workloads' targets from workload_targets.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,
 # fast_problems.txt,sass_profile.py,keep_candidate.py} BUNDLE/; for the A/B, the library of the commit to compare against as
 # BUNDLE/before/libssd-kernels-cuda.so. tools/bench/pack_bundle.sh BUNDLE ARCHIVE.tgz [BEFORE.so] does all
@@ -69,6 +70,8 @@ lib="$here/libssd-kernels-cuda.so"
 ops=${SSD_BENCH_OPS:-"mamba2 chunk_scan chunk_state state_passing chunk_coupling"}
 against=()
 [ -f "$here/mamba_ssm_h200.json" ] && against=(--against "$here/mamba_ssm_h200.json" --against-name mamba_ssm)
+# With mamba_ssm's times, each workload's target and whether it is met (on an H200 only a fair verdict).
+[ ${#against[@]} -gt 0 ] && [ -f "$here/workload_targets.json" ] && against+=(--targets "$here/workload_targets.json")
 
 # compute-sanitizer memcheck and racecheck on the smoke problems, for library $1; logs
 # $out/$2memcheck.txt, $2racecheck.txt.
