@@ -52,12 +52,15 @@ void check_writable(const std::string& path) {
 // Writes text to path through path.part, renamed at the end: a run cut short leaves no half file.
 void write_whole(const std::string& path, const std::string& text) {
   const std::string part = path + ".part";
+  bool written = false;
   {
     std::ofstream out(part);
-    out << text;
-    if (!out.flush()) throw std::runtime_error("argument '--json': cannot write " + part);
+    written = static_cast<bool>(out << text << std::flush);
   }
-  if (std::rename(part.c_str(), path.c_str()) != 0) throw std::runtime_error("argument '--json': cannot rename " + part + " to " + path);
+  if (!written || std::rename(part.c_str(), path.c_str()) != 0) {
+    std::remove(part.c_str());
+    throw std::runtime_error("argument '--json': cannot write " + path);
+  }
 }
 
 struct Row {
@@ -202,7 +205,8 @@ int main(int argc, char** argv) {
           const auto ratio = targets.seed_ratio.find(problem);
           if (ratio != targets.seed_ratio.end()) {
             row.seed_ratio = ratio->second;
-            row.target = ssd::bench::judge_target(row.us, row.floor_us, row.against_us, row.seed_ratio, targets.floor_share);
+            row.target =
+                ssd::bench::judge_target(row.us, row.floor_us, row.against_us, row.seed_ratio, targets.floor_share);
             if (row.target.target_us > 0)
               std::printf(" %.2f | %s |", row.target.target_us, row.target.met ? "yes" : "no");
             else
@@ -283,7 +287,8 @@ int main(int argc, char** argv) {
         for (const auto& [op, target_us] : targets.mean_us) {
           const OpMean m = op_mean(rows, op, target_us);
           if (m.workloads > 0)
-            means[op] = {{"mean_us", num(m.mean_us)}, {"workloads", m.workloads}, {"target_us", m.target_us}, {"met", m.met()}};
+            means[op] = {
+                {"mean_us", num(m.mean_us)}, {"workloads", m.workloads}, {"target_us", m.target_us}, {"met", m.met()}};
         }
         table["targets"] = {{"file", targets_file},
                             {"floor_share", targets.floor_share},
