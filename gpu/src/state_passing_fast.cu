@@ -96,10 +96,10 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 // workloads' are), the block folds the segments' plain fp32 products, one fused multiply-add each,
 // in straight-line code; otherwise it folds extended products (mantissa and exponent), so the fold
 // never makes a NaN or loses a state that the chain's own walk would carry. One block-wide vote
-// picks the fold: a branch per segment, or a call in the common fold, cost up to 2.4 us of 8.35 on
-// b2 s32768; the vote rides on the barrier that publishes the scales (__syncthreads_and), each
-// scale tested once where it is computed (1.045x on the segments' workloads, geomean on the H100). STATE_PASSING_SEGMENTS_PAST=32 builds the one-element kernel for
-// chains of up to 32 chunks (for an A/B).
+// picks the fold (a branch per segment, or a call in the common fold, cost up to 2.4 us of 8.35 on
+// b2 s32768), cast on the barrier that publishes the scales (__syncthreads_and), each scale tested
+// once where it is computed (1.047x on these workloads, on the H100). STATE_PASSING_SEGMENTS_PAST=32
+// builds the one-element kernel for chains of up to 32 chunks (for an A/B).
 namespace segments = state_passing_segments;
 #ifndef STATE_PASSING_SEGMENTS_PAST
 #define STATE_PASSING_SEGMENTS_PAST 0
