@@ -214,12 +214,33 @@ case "${1:-}" in
     done
     ;;
   verify-once)
-    # The ops of SSD_VERIFY_BENCH_OPS timed first, alone on the GPU (the figures of the kernels verified).
+    # The ops of SSD_VERIFY_BENCH_OPS timed first, alone on the GPU (the figures of the kernels verified);
+    # with BUNDLE/before/, that library too, in SSD_VERIFY_ROUNDS alternating rounds (default 2): the
+    # medians compared (ab_compare.py, once_ab.txt) and keep_candidate.py's verdict on the last round.
     if [ -n "${SSD_VERIFY_BENCH_OPS:-}" ]; then
-      # shellcheck disable=SC2086
-      timeout 120 "$here/ssd-bench" --kernels "$lib" --ops $SSD_VERIFY_BENCH_OPS --max-seconds 0.3 "${against[@]}" \
-        --json "$out/once_bench.json" >"$out/once_bench.txt" 2>&1
-      grep -E "^\| [A-Z]|x$" "$out/once_bench.txt" | cut -c1-160
+      prev="$here/before/libssd-kernels-cuda.so"
+      libraries=(after)
+      [ -f "$prev" ] && libraries=(before after)
+      mkdir -p "$out/once_ab"
+      rounds=${SSD_VERIFY_ROUNDS:-2}
+      for round in $(seq 1 "$rounds"); do
+        for which in "${libraries[@]}"; do
+          l=$lib
+          [ "$which" = before ] && l=$prev
+          # shellcheck disable=SC2086
+          timeout 120 "$here/ssd-bench" --kernels "$l" --ops $SSD_VERIFY_BENCH_OPS --max-seconds 0.3 "${against[@]}" \
+            --json "$out/once_ab/$which.bench.$round.json" >"$out/once_ab/$which.bench.$round.txt" 2>&1
+          save
+        done
+      done
+      grep -E "^\| [A-Z]|x$" "$out/once_ab/after.bench.$rounds.txt" | cut -c1-160
+      if [ -f "$prev" ]; then
+        python3 "$here/ab_compare.py" "$out/once_ab" before after >"$out/once_ab.txt" 2>&1
+        cat "$out/once_ab.txt"
+        python3 "$here/keep_candidate.py" "$out/once_ab/before.bench.$rounds.json" \
+          "$out/once_ab/after.bench.$rounds.json" >"$out/once_keep.txt" 2>&1
+        cat "$out/once_keep.txt"
+      fi
     fi
     seconds=${SSD_FUZZ_SECONDS:-540}
     deadline=$(($(date +%s) + seconds + 20))

@@ -130,3 +130,41 @@ def test_verify_once_times_the_ops_named_and_narrows_memcheck(tmp_path):
         member = next(m for m in archive.getmembers() if m.name.endswith("once_memcheck_problems.txt"))
         memcheck = archive.extractfile(member).read().decode()
     assert "given: state_passing:f16" in memcheck and "chunk_scan" not in memcheck, memcheck
+
+
+# ssd-bench writing --json: the library under before/ takes 2 us per workload, any other 1 us.
+JSON_BENCH = """#!/bin/sh
+kernels= json=
+while [ $# -gt 0 ]; do
+  [ "$1" = --kernels ] && kernels=$2
+  [ "$1" = --json ] && json=$2
+  shift
+done
+us=1.0
+case $kernels in */before/*) us=2.0 ;; esac
+printf '{"rows": [{"op": "SSDStatePassingFwd", "workload": "state_passing:f16 b1 s64 q16 h2 d8", "us": %s}]}' \\
+  "$us" > "$json"
+echo "| SSDStatePassingFwd | stand-in $kernels | $us |"
+"""
+
+
+def test_verify_once_compares_with_the_library_before(tmp_path):
+    here = bundle(tmp_path)
+    for helper in ("ab_compare.py", "keep_candidate.py"):
+        shutil.copy(SCRIPT.parent / helper, here / helper)
+    (here / "before").mkdir()
+    (here / "before" / "libssd-kernels-cuda.so").write_text("stand-in")
+    executable(here / "ssd-bench", JSON_BENCH)
+    once, _ = run_phase(here, tmp_path, "verify-once", tmp_path / "out", SSD_VERIFY_BENCH_OPS="state_passing",
+                        SSD_VERIFY_ROUNDS="3")
+    assert once.returncode == 0, once.stdout
+    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
+        names = {pathlib.PurePath(m.name).name for m in archive.getmembers() if m.isfile()}
+        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
+                for m in archive.getmembers() if m.name.endswith(("once_ab.txt", "once_keep.txt"))}
+    # Three alternating rounds of each library, compared by median: before / after = 2 / 1.
+    for which in ("before", "after"):
+        for round_ in (1, 2, 3):
+            assert f"{which}.bench.{round_}.json" in names, names
+    assert "2.000" in logs["once_ab.txt"], logs["once_ab.txt"]
+    assert "candidate" in logs["once_keep.txt"], logs["once_keep.txt"]
