@@ -35,8 +35,10 @@
 #                                         on the smoke problems and the full-size workloads of
 #                                         SSD_WORKLOAD_OPS (default mamba2,chunk_scan), each step cut at the
 #                                         campaign's end; before them, ssd-bench of SSD_VERIFY_BENCH_OPS if
-#                                         set (e.g. "state_passing"); SSD_MEMCHECK_OPS narrows memcheck's
-#                                         problems where the device time left is short
+#                                         set (e.g. "state_passing"), with BUNDLE/before/ also timed, in
+#                                         SSD_VERIFY_ROUNDS alternating rounds (default 2), and judged as
+#                                         verify-start judges (once_ab.txt, once_keep.txt); SSD_MEMCHECK_OPS
+#                                         narrows memcheck's problems where the device time left is short
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
