@@ -3,11 +3,12 @@
 // compiler, so the host tests replay it (tests/gpu/state_passing_segments_test.cpp).
 //
 // A window of S::kSegments segments of `length` consecutive chunks each (S, a Shape: Short or Long);
-// thread s of an element takes segment s. It scans its segment from zero (scan_from_zero: the end value and the product of the
-// scales), the block publishes those, and every thread folds the window's segments in order onto
-// the state entering the window (fold: the state entering its own segment, and the state after
-// the window, which enters the next one). It then walks its segment again from that entering state,
-// M = scale * M + value per chunk, as the one-element kernel walks the whole chain.
+// thread s of an element takes segment s. It scans its segment from zero (scan_from_zero: the end
+// value and the product of the scales), the block publishes those, and every thread folds the
+// window's segments in order onto the state entering the window (fold: the state entering its own
+// segment, and the state after the window, which enters the next one). It then walks its segment
+// again from that entering state, M = scale * M + value per chunk, as the one-element kernel walks
+// the whole chain.
 #pragma once
 #include <cuda_runtime_api.h>  // __host__, __device__, __forceinline__ for either compiler
 

@@ -85,6 +85,26 @@ sanitize_smoke() {
     tail -1 "$out/$2$tool.txt"
   done
 }
+# ssd-bench of the ops $3 (all where empty) for the candidate and, where BUNDLE/before/ holds the last
+# verified library, for that one too, in $2 alternating rounds: $1/{before,after}.bench.ROUND.{json,txt}
+# (ab_compare.py's names). Timed alone on the GPU: beside a campaign the large workloads ran up to 24%
+# slower.
+time_against_before() {
+  local dir=$1 rounds=$2 ops=$3 prev="$here/before/libssd-kernels-cuda.so" which l
+  local libraries=(after)
+  [ -f "$prev" ] && libraries=(before after)
+  mkdir -p "$dir"
+  for round in $(seq 1 "$rounds"); do
+    for which in "${libraries[@]}"; do
+      l=$lib
+      [ "$which" = before ] && l=$prev
+      # shellcheck disable=SC2086
+      timeout 120 "$here/ssd-bench" --kernels "$l" ${ops:+--ops $ops} --max-seconds 0.3 "${against[@]}" \
+        --json "$dir/$which.bench.$round.json" >"$dir/$which.bench.$round.txt" 2>&1
+      save
+    done
+  done
+}
 # memcheck on every problem of fast_problems.txt (SSD_MEMCHECK_SECONDS at most, default 400: the
 # problems take minutes under the sanitizer), for library $1; log $out/$2memcheck_problems.txt.
 # SSD_MEMCHECK_OPS (a regex of op names, e.g. "state_passing|mamba2") keeps the problems of those ops
@@ -145,17 +165,7 @@ case "${1:-}" in
     ;;
   verify-start)
     prev="$here/before/libssd-kernels-cuda.so"
-    # Timed first, alone on the GPU: beside the campaign the large workloads ran up to 24% slower.
-    if [ -f "$prev" ]; then
-      for which in after before; do
-        l=$lib
-        [ $which = before ] && l=$prev
-        # shellcheck disable=SC2086
-        "$here/ssd-bench" --kernels "$l" ${SSD_VERIFY_OPS:+--ops $SSD_VERIFY_OPS} --max-seconds 0.3 "${against[@]}" \
-          --json "$out/verify_$which.json" >"$out/verify_$which.txt" 2>&1
-        save
-      done
-    fi
+    [ -f "$prev" ] && time_against_before "$out/verify_ab" 1 "${SSD_VERIFY_OPS:-}"
     # Then the campaign, on the candidate, beside the tests: device time is what bounds a session,
     # and a candidate that fails the tests is not kept whatever the campaign says.
     campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
@@ -183,7 +193,8 @@ case "${1:-}" in
     # Kept: it passes, and no op is slower than before/ (keep_candidate.py).
     keep=candidate
     if [ -f "$prev" ]; then
-      keep=$(python3 "$here/keep_candidate.py" "$out/verify_before.json" "$out/verify_after.json" 2>"$out/verify_keep.txt") ||
+      keep=$(python3 "$here/keep_candidate.py" "$out/verify_ab/before.bench.1.json" "$out/verify_ab/after.bench.1.json" \
+        2>"$out/verify_keep.txt") ||
         keep=before
       cat "$out/verify_keep.txt"
     fi
@@ -221,20 +232,8 @@ case "${1:-}" in
     # medians compared (ab_compare.py, once_ab.txt) and keep_candidate.py's verdict on the last round.
     if [ -n "${SSD_VERIFY_BENCH_OPS:-}" ]; then
       prev="$here/before/libssd-kernels-cuda.so"
-      libraries=(after)
-      [ -f "$prev" ] && libraries=(before after)
-      mkdir -p "$out/once_ab"
       rounds=${SSD_VERIFY_ROUNDS:-2}
-      for round in $(seq 1 "$rounds"); do
-        for which in "${libraries[@]}"; do
-          l=$lib
-          [ "$which" = before ] && l=$prev
-          # shellcheck disable=SC2086
-          timeout 120 "$here/ssd-bench" --kernels "$l" --ops $SSD_VERIFY_BENCH_OPS --max-seconds 0.3 "${against[@]}" \
-            --json "$out/once_ab/$which.bench.$round.json" >"$out/once_ab/$which.bench.$round.txt" 2>&1
-          save
-        done
-      done
+      time_against_before "$out/once_ab" "$rounds" "$SSD_VERIFY_BENCH_OPS"
       grep -E "^\| [A-Z]|x$" "$out/once_ab/after.bench.$rounds.txt" | cut -c1-160
       if [ -f "$prev" ]; then
         python3 "$here/ab_compare.py" "$out/once_ab" before after >"$out/once_ab.txt" 2>&1
