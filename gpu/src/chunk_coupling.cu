@@ -2,14 +2,16 @@
 // (batch, chunk, group) Q x Q matrix: a shared-memory tiled fp32 GEMM over N in steps of 32, each
 // thread owning a 4x4 register block. Tiles wholly above the diagonal are skipped when causal.
 #include "common.cuh"
+#include "register_tile.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-constexpr int kTile = 64;    // output tile edge (i and j)
-constexpr int kStep = 32;    // reduction step over N
-constexpr int kSub = 16;     // threads per tile edge; each owns rows ty+16r, cols tx+16s
-constexpr int kPer = kTile / kSub;
+// register_tile.cuh's 64 x 64 tiles (i and j), reduced over N in steps of kStep.
+using register_tile::kPer;
+using register_tile::kStep;
+using register_tile::kSub;
+using register_tile::kTile;
 
 __global__ void __launch_bounds__(kThreads) chunk_coupling_kernel(CouplingParams p) {
   __shared__ float sC[kStep][kTile + 1];  // [n][i], padded against bank conflicts on the store
@@ -59,18 +61,7 @@ __global__ void __launch_bounds__(kThreads) chunk_coupling_kernel(CouplingParams
           sB[kk][r] = bv;
         }
         __syncthreads();
-#pragma unroll 8
-        for (int kk = 0; kk < kStep; ++kk) {
-          float a[kPer], bb[kPer];
-#pragma unroll
-          for (int r = 0; r < kPer; ++r) a[r] = sC[kk][ty + kSub * r];
-#pragma unroll
-          for (int s = 0; s < kPer; ++s) bb[s] = sB[kk][tx + kSub * s];
-#pragma unroll
-          for (int r = 0; r < kPer; ++r)
-#pragma unroll
-            for (int s = 0; s < kPer; ++s) acc[r][s] += a[r] * bb[s];
-        }
+        register_tile::multiply_step(acc, sC, sB, ty, tx);
       }
     }
     __syncthreads();  // the seq ids are visible

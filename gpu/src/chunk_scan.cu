@@ -4,14 +4,17 @@
 // carried-in term over N (entering states rounded to C's dtype), then the causal term over the
 // tokens k <= i (coefficients built on the fly from cb, dA and dt, rounded to x's dtype).
 #include "common.cuh"
+#include "register_tile.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-constexpr int kTile = 64;  // tokens i and head-dim p per tile
-constexpr int kStep = 32;  // reduction step (over n, then over tokens k)
-constexpr int kSub = 16;
-constexpr int kPer = kTile / kSub;
+// register_tile.cuh's 64 x 64 tiles (tokens i, head-dim p), reduced in steps of kStep over n,
+// then over tokens k.
+using register_tile::kPer;
+using register_tile::kStep;
+using register_tile::kSub;
+using register_tile::kTile;
 
 __global__ void __launch_bounds__(kThreads) chunk_scan_kernel(ChunkScanParams p) {
   __shared__ float sL[kStep][kTile + 1];  // left operand, transposed: C^T [n][i], then coef^T [k][i]
@@ -70,18 +73,7 @@ __global__ void __launch_bounds__(kThreads) chunk_scan_kernel(ChunkScanParams p)
         sR[kk][r] = sv;
       }
       __syncthreads();
-#pragma unroll 8
-      for (int kk = 0; kk < kStep; ++kk) {
-        float a[kPer], bb[kPer];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r) a[r] = sL[kk][ty + kSub * r];
-#pragma unroll
-        for (int s = 0; s < kPer; ++s) bb[s] = sR[kk][tx + kSub * s];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r)
-#pragma unroll
-          for (int s = 0; s < kPer; ++s) acc[r][s] += a[r] * bb[s];
-      }
+      register_tile::multiply_step(acc, sL, sR, ty, tx);
     }
 #pragma unroll
     for (int r = 0; r < kPer; ++r)
@@ -116,18 +108,7 @@ __global__ void __launch_bounds__(kThreads) chunk_scan_kernel(ChunkScanParams p)
         sR[kk][col] = xv;
       }
       __syncthreads();
-#pragma unroll 8
-      for (int kk = 0; kk < kStep; ++kk) {
-        float a[kPer], bb[kPer];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r) a[r] = sL[kk][ty + kSub * r];
-#pragma unroll
-        for (int s = 0; s < kPer; ++s) bb[s] = sR[kk][tx + kSub * s];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r)
-#pragma unroll
-          for (int s = 0; s < kPer; ++s) acc[r][s] += a[r] * bb[s];
-      }
+      register_tile::multiply_step(acc, sL, sR, ty, tx);
     }
 
     // Epilogue: skip term, out_x (before the gate), gate, stores in x's dtype.

@@ -3,14 +3,16 @@
 // fp32 GEMM over the chunk's valid tokens in steps of 32, each thread owning a 4x4 register block.
 // The scaled B*w is rounded to x's dtype before the product (the contract's rounding point).
 #include "common.cuh"
+#include "register_tile.cuh"
 
 namespace ssd_gpu {
 namespace {
 
-constexpr int kTile = 64;  // p and n tile edge
-constexpr int kStep = 32;  // tokens per reduction step
-constexpr int kSub = 16;
-constexpr int kPer = kTile / kSub;
+// register_tile.cuh's 64 x 64 tiles (p, n), reduced over the tokens in steps of kStep.
+using register_tile::kPer;
+using register_tile::kStep;
+using register_tile::kSub;
+using register_tile::kTile;
 
 __global__ void __launch_bounds__(kThreads) chunk_state_kernel(ChunkStateParams p) {
   __shared__ float sX[kStep][kTile];  // [k][p]
@@ -58,18 +60,7 @@ __global__ void __launch_bounds__(kThreads) chunk_state_kernel(ChunkStateParams 
         sB[kk][col] = bv;
       }
       __syncthreads();
-#pragma unroll 8
-      for (int kk = 0; kk < kStep; ++kk) {
-        float a[kPer], bb[kPer];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r) a[r] = sX[kk][ty + kSub * r];
-#pragma unroll
-        for (int s = 0; s < kPer; ++s) bb[s] = sB[kk][tx + kSub * s];
-#pragma unroll
-        for (int r = 0; r < kPer; ++r)
-#pragma unroll
-          for (int s = 0; s < kPer; ++s) acc[r][s] += a[r] * bb[s];
-      }
+      register_tile::multiply_step(acc, sX, sB, ty, tx);
     }
 
     const int64_t out_base = ((b * p.chunks + c) * H + h) * P;
