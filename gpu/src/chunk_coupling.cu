@@ -8,10 +8,7 @@ namespace ssd_gpu {
 namespace {
 
 // register_tile.cuh's 64 x 64 tiles (i and j), reduced over N in steps of kStep.
-using register_tile::kPer;
-using register_tile::kStep;
-using register_tile::kSub;
-using register_tile::kTile;
+using namespace register_tile;  // kTile, kStep, kSub, kPer
 
 __global__ void __launch_bounds__(kThreads) chunk_coupling_kernel(CouplingParams p) {
   __shared__ float sC[kStep][kTile + 1];  // [n][i], padded against bank conflicts on the store

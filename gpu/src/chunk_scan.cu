@@ -11,10 +11,7 @@ namespace {
 
 // register_tile.cuh's 64 x 64 tiles (tokens i, head-dim p), reduced in steps of kStep over n,
 // then over tokens k.
-using register_tile::kPer;
-using register_tile::kStep;
-using register_tile::kSub;
-using register_tile::kTile;
+using namespace register_tile;  // kTile, kStep, kSub, kPer
 
 __global__ void __launch_bounds__(kThreads) chunk_scan_kernel(ChunkScanParams p) {
   __shared__ float sL[kStep][kTile + 1];  // left operand, transposed: C^T [n][i], then coef^T [k][i]

@@ -9,10 +9,7 @@ namespace ssd_gpu {
 namespace {
 
 // register_tile.cuh's 64 x 64 tiles (p, n), reduced over the tokens in steps of kStep.
-using register_tile::kPer;
-using register_tile::kStep;
-using register_tile::kSub;
-using register_tile::kTile;
+using namespace register_tile;  // kTile, kStep, kSub, kPer
 
 __global__ void __launch_bounds__(kThreads) chunk_state_kernel(ChunkStateParams p) {
   __shared__ float sX[kStep][kTile];  // [k][p]
