@@ -111,7 +111,8 @@ def compare(old, new, ignore_names):
         return f"runs of moves of 0.0 differ: {sizes_old} / {sizes_new} registers"
     kept_old = [line for n, line in enumerate(old) if n not in skip_old]
     kept_new = [line for n, line in enumerate(new) if n not in skip_new]
-    kept_new[0] = kept_new[0].replace(function_name(new[0]), function_name(old[0]))  # compared above
+    # The name (compared above) also names the parameters: ..._param_0.
+    kept_new = [line.replace(function_name(new[0]), function_name(old[0])) for line in kept_new]
     if len(kept_old) != len(kept_new):
         return f"{len(kept_old)} / {len(kept_new)} lines"
     forward, backward = {}, {}

@@ -4,17 +4,20 @@
 # at REV and once from the working tree, then compared by ptx_equivalent.py (the same instructions
 # up to the numbering of registers and labels). For a refactor of kernel code meant to change no
 # kernel, which then needs no new GPU verification.
-#   tools/bench/same_ptx.sh REV FILE.cu ... [-- NVCC_FLAG ...]
+#   tools/bench/same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...]
 #   e.g. tools/bench/same_ptx.sh HEAD~1 chunk_scan.cu chunk_state.cu
 #        tools/bench/same_ptx.sh main state_passing_fast.cu -- -DSTATE_PASSING_LONG_PAST=64
-# NVCC_FLAGs go to both compiles (a build option's other setting). BUILD is $SSD_BUILD_DIR, default
+# NVCC_FLAGs go to both compiles (a build option's other setting). --ignore-names pairs kernels whose
+# names changed (a template parameter added). BUILD is $SSD_BUILD_DIR, default
 # build/ of this checkout, configured (ninja). Exit 0 where every file's PTX is equivalent, 1 where
 # one is not, 2 on bad input.
 set -euo pipefail
 fail() { echo "same_ptx.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SSD_BUILD_DIR:-$root/build}
-[ $# -ge 2 ] || fail "usage: same_ptx.sh REV FILE.cu ... [-- NVCC_FLAG ...]"
+names=()
+[ "${1:-}" = --ignore-names ] && names=(--ignore-names) && shift
+[ $# -ge 2 ] || fail "usage: same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...]"
 rev=$1
 shift
 files=() flags=()
@@ -61,6 +64,6 @@ for file in "${files[@]}"; do
       fail "argument '$file': the $tree tree's compile failed"
   done
   echo "== $file"
-  python3 "$root/tools/bench/ptx_equivalent.py" "$work/ptx/old.$file.ptx" "$work/ptx/new.$file.ptx" || status=1
+  python3 "$root/tools/bench/ptx_equivalent.py" "$work/ptx/old.$file.ptx" "$work/ptx/new.$file.ptx" "${names[@]}" || status=1
 done
 exit $status
