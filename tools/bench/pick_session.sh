@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# One device call that times candidate libraries against the landed one, keeps the faster ones,
+# installs the kept subset's library as the bundle's own and starts its verification, so that
+# timing, choice and a campaign of 10 minutes fit two calls (the second: fast_session.sh
+# verify-finish on the same machine). Run from the bundle (pack_bundle.sh, with the landed library
+# in BUNDLE/before/ and make_subsets.sh's libraries in BUNDLE/variants/):
+#   PICK_PLAN="TAG FILTER OPS... : base sub_10; ..." PICK_CANDIDATES="sub_10 sub_01" \
+#     PICK_FUZZ="sub_10:OPS sub_01:OPS" [PICK_PROBLEMS=FILE] bash BUNDLE/pick_session.sh
+# PICK_PLAN and PICK_FUZZ are ab_session.sh's AB_PLAN and AB_FUZZ (AB_ROUNDS, AB_SECONDS and
+# AB_FUZZ_SECONDS pass through); `base` is make_variant.sh's build of the landed sources.
+# PICK_CANDIDATES: make_subsets.sh's one-candidate libraries in the order of its arguments
+# (sub_100 sub_010 sub_001), whose kept bits name the subset's library (pick_subset.py).
+# PICK_PROBLEMS: a problem file every candidate also replays against the oracle (shapes its random
+# cases rarely reach, such as launches that split their last wave); a failure there counts as a
+# failed fuzz run of that candidate, which is then not kept.
+# Then fast_session.sh verify-start of the installed library (SSD_VERIFY_OPS, SSD_FUZZ_SECONDS,
+# SSD_FUZZ_SEED pass through). Logs: $OUT/ab.log, ab.tgz, pick.txt (the kept library's name on its
+# last line) and verify-start.tgz. Exit 2 on bad input, before anything runs.
+set -uo pipefail
+fail() { echo "pick_session.sh: $*" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+final=${OUT:-.}
+[ -n "${PICK_PLAN:-}" ] || fail "PICK_PLAN names what to time (ab_session.sh's AB_PLAN)"
+[ -n "${PICK_CANDIDATES:-}" ] || fail "PICK_CANDIDATES names the one-candidate libraries (sub_100 sub_010 ...)"
+[ -f "$here/before/libssd-kernels-cuda.so" ] || fail "no $here/before/libssd-kernels-cuda.so (the landed library)"
+for name in base $PICK_CANDIDATES; do
+  [ -f "$here/variants/$name.so" ] || fail "no variant $here/variants/$name.so"
+done
+[ -z "${PICK_PROBLEMS:-}" ] || [ -f "$PICK_PROBLEMS" ] || fail "PICK_PROBLEMS: no file $PICK_PROBLEMS"
+mkdir -p "$final"
+export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
+log="$final/ab.log"
+started=$(date +%s)
+
+AB_PLAN="$PICK_PLAN" AB_FUZZ="${PICK_FUZZ:-}" bash "$here/ab_session.sh" >"$log" 2>&1
+echo "A/B done at $(($(date +%s) - started)) s"
+tail -n 12 "$log"
+if [ -n "${PICK_PROBLEMS:-}" ]; then
+  for name in $PICK_CANDIDATES; do
+    timeout 150 "$here/ssd-fuzz" --kernels "$here/variants/$name.so" --problems "$PICK_PROBLEMS" --dump "" -q \
+      >"$final/problems.$name.txt" 2>&1
+    rc=$?
+    echo "$(basename "$PICK_PROBLEMS"), $name: exit $rc"
+    # pick_subset.py reads a candidate's last fuzz line: only a failure is added, so it cannot hide
+    # a failed fuzz run of the candidate.
+    [ $rc -eq 0 ] || echo "fuzz problems, $name: exit $rc" >>"$log"
+  done
+fi
+
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+tar xzf "$final/ab.tgz" -C "$results" || fail "no $final/ab.tgz from ab_session.sh"
+# shellcheck disable=SC2086
+pick=$(python3 "$here/pick_subset.py" "$results" "$log" base $PICK_CANDIDATES 2>"$final/pick.txt") ||
+  { cat "$final/pick.txt"; fail "pick_subset.py failed"; }
+cat "$final/pick.txt"
+echo "kept: $pick" | tee -a "$final/pick.txt"
+if [ "$pick" != base ]; then
+  [ -f "$here/variants/$pick.so" ] || fail "no $here/variants/$pick.so: make_subsets.sh builds every subset"
+  cp "$here/variants/$pick.so" "$here/libssd-kernels-cuda.so"
+fi
+bash "$here/fast_session.sh" verify-start
+echo "verify-start done at $(($(date +%s) - started)) s"
