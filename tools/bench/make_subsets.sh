@@ -2,7 +2,13 @@
 # Every subset of several candidate changes as its own variant library, for a device call that
 # times each candidate, keeps the faster ones (pick_subset.py) and verifies their subset's library
 # at once (fast_session.sh verify-once), with no build between the timing and the verification.
-#   tools/bench/make_subsets.sh SOURCE.cu=REPLACEMENT.cu ...     (2 to 4 candidates)
+#   tools/bench/make_subsets.sh CANDIDATE ...     (2 to 4 candidates), each one of
+#     SOURCE.cu=REPLACEMENT.cu   the source replaced by another file
+#     SOURCE.cu:-DNAME=VALUE     the source recompiled with a build option (a variant library
+#                                recompiles its candidates' sources with every candidate's options,
+#                                so each option must be one that only its own source reads)
+#   e.g. tools/bench/make_subsets.sh state_passing_fast.cu:-DSTATE_PASSING_LONG_PAST=64 \
+#          chunk_scan_tc.cu:-DSCAN_SHARE_TAIL=1
 # Candidate i (from the left) is bit i of the name: with three candidates, sub_100 holds the
 # first alone and sub_011 the second and third. Builds BUILD/variants/sub_<bits>.so with
 # make_variant.sh (ninja's own compile and link lines; BUILD is $SSD_BUILD_DIR, default build/),
@@ -10,14 +16,20 @@
 set -euo pipefail
 fail() { echo "make_subsets.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
-if [ $# -lt 2 ] || [ $# -gt 4 ]; then fail "usage: make_subsets.sh SOURCE.cu=REPLACEMENT.cu ... (2 to 4 candidates)"; fi
+usage="make_subsets.sh SOURCE.cu=REPLACEMENT.cu|SOURCE.cu:-DNAME=VALUE ... (2 to 4 candidates)"
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then fail "usage: $usage"; fi
 for arg in "$@"; do
-  [[ $arg == *.cu=* ]] || fail "argument '$arg': not SOURCE.cu=REPLACEMENT.cu"
-  [ -f "${arg#*=}" ] || fail "argument '$arg': no file ${arg#*=}"
+  if [[ $arg == *.cu:-D* ]]; then
+    [[ ${arg#*.cu:} =~ ^-D[A-Za-z_][A-Za-z0-9_]*(=[^[:space:]]*)?$ ]] || fail "argument '$arg': not SOURCE.cu:-DNAME=VALUE"
+  else
+    [[ $arg == *.cu=* ]] || fail "argument '$arg': not SOURCE.cu=REPLACEMENT.cu or SOURCE.cu:-DNAME=VALUE"
+    [ -f "${arg#*=}" ] || fail "argument '$arg': no file ${arg#*=}"
+  fi
 done
-sources=$(for arg in "$@"; do echo "${arg%%=*}"; done | sort | uniq -d)
+sources=$(for arg in "$@"; do echo "${arg%%[=:]*}"; done | sort | uniq -d)
 [ -z "$sources" ] || fail "arguments: two candidates replace $sources (one candidate per source file)"
 n=$#
+candidates=("$@")
 logs=$(mktemp -d)
 pids=()
 for mask in $(seq 1 $(((1 << n) - 1))); do
@@ -25,7 +37,12 @@ for mask in $(seq 1 $(((1 << n) - 1))); do
   for i in $(seq 0 $((n - 1))); do
     if (((mask >> (n - 1 - i)) & 1)); then
       bits+=1
-      picked+=("${@:$((i + 1)):1}")
+      candidate=${candidates[$i]}
+      if [[ $candidate == *.cu:-D* ]]; then  # make_variant.sh's arguments: the option and the source
+        picked+=("${candidate#*.cu:}" "${candidate%%:*}")
+      else
+        picked+=("$candidate")
+      fi
     else
       bits+=0
     fi
