@@ -14,8 +14,10 @@
 # cases rarely reach, such as launches that split their last wave); a failure there counts as a
 # failed fuzz run of that candidate, which is then not kept.
 # Then fast_session.sh verify-start of the installed library (SSD_VERIFY_OPS, SSD_FUZZ_SECONDS,
-# SSD_FUZZ_SEED pass through). Logs: $OUT/ab.log, ab.tgz, pick.txt (the kept library's name on its
-# last line) and verify-start.tgz. Exit 2 on bad input, before anything runs.
+# SSD_FUZZ_SEED pass through); PICK_VERIFY=0 stops after the install, so that the call can time the
+# kept library against another one (ssd-bench --against) before its campaign occupies the GPU, and
+# the next call runs verify-start. Logs: $OUT/ab.log, ab.tgz, pick.txt (the kept library's name on
+# its last line) and verify-start.tgz. Exit 2 on bad input, before anything runs.
 set -uo pipefail
 fail() { echo "pick_session.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +29,7 @@ for name in base $PICK_CANDIDATES; do
   [ -f "$here/variants/$name.so" ] || fail "no variant $here/variants/$name.so"
 done
 [ -z "${PICK_PROBLEMS:-}" ] || [ -f "$PICK_PROBLEMS" ] || fail "PICK_PROBLEMS: no file $PICK_PROBLEMS"
+case ${PICK_VERIFY:-1} in 0|1) ;; *) fail "PICK_VERIFY is 0 (stop after the install) or 1, not '$PICK_VERIFY'" ;; esac
 mkdir -p "$final"
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 log="$final/ab.log"
@@ -59,5 +62,6 @@ if [ "$pick" != base ]; then
   [ -f "$here/variants/$pick.so" ] || fail "no $here/variants/$pick.so: make_subsets.sh builds every subset"
   cp "$here/variants/$pick.so" "$here/libssd-kernels-cuda.so"
 fi
+[ "${PICK_VERIFY:-1}" = 0 ] && { echo "installed at $(($(date +%s) - started)) s; verify-start not run (PICK_VERIFY=0)"; exit 0; }
 bash "$here/fast_session.sh" verify-start
 echo "verify-start done at $(($(date +%s) - started)) s"

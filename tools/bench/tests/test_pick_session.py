@@ -107,6 +107,15 @@ def test_a_candidate_failing_the_problem_file_is_not_kept(tmp_path):
     assert (here / "libssd-kernels-cuda.so").read_text() == "lib landed"
 
 
+def test_pick_verify_0_installs_the_kept_library_and_starts_no_campaign(tmp_path):
+    here = bundle(tmp_path)
+    result = run(here, tmp_path, PICK_VERIFY="0")
+    assert result.returncode == 0, result.stdout
+    assert "kept: sub_10" in result.stdout and (here / "libssd-kernels-cuda.so").read_text() == "lib sub_10"
+    assert "campaign started" not in result.stdout and "verify-start not run" in result.stdout, result.stdout
+    assert not (tmp_path / "campaign").exists() and not (tmp_path / "out" / "verify-start.tgz").exists()
+
+
 def test_bad_input_stops_before_anything_runs(tmp_path):
     here = bundle(tmp_path, variants=("base", "sub_10"))
     result = run(here, tmp_path)
@@ -118,3 +127,5 @@ def test_bad_input_stops_before_anything_runs(tmp_path):
     assert result.returncode == 2 and "the landed library" in result.stdout
     result = run(bundle(tmp_path / "again"), tmp_path / "again", PICK_PLAN="")
     assert result.returncode == 2 and "PICK_PLAN" in result.stdout
+    result = run(bundle(tmp_path / "third"), tmp_path / "third", PICK_VERIFY="no")
+    assert result.returncode == 2 and "PICK_VERIFY" in result.stdout
