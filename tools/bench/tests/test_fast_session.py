@@ -6,22 +6,17 @@ and gives memcheck the problems of SSD_MEMCHECK_OPS alone."""
 import os
 import pathlib
 import shutil
-import stat
 import subprocess
 import tarfile
 import time
+
+from standin import executable, options
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "fast_session.sh"
 CAMPAIGN_SECONDS = 4
 
 # ssd-fuzz: a campaign (--time T) sleeps T seconds and prints a result line; a problem file passes.
-FUZZ = """#!/bin/sh
-time=0
-while [ $# -gt 0 ]; do
-  [ "$1" = --time ] && time=$2
-  shift
-done
-[ "$time" != 0 ] && sleep "$time"
+FUZZ = "#!/bin/sh\n" + options("time", time=0) + """[ "$time" != 0 ] && sleep "$time"
 echo "| op | cases |"
 echo "no failures after $time s (stand-in)"
 """
@@ -33,11 +28,6 @@ echo "[  PASSED  ] 1 test."
 SANITIZER = """#!/bin/sh
 echo "========= ERROR SUMMARY: 0 errors"
 """
-
-
-def executable(path, text):
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
 
 def bundle(tmp_path):
@@ -133,14 +123,7 @@ def test_verify_once_times_the_ops_named_and_narrows_memcheck(tmp_path):
 
 
 # ssd-bench writing --json: the library under before/ takes 2 us per workload, any other 1 us.
-JSON_BENCH = """#!/bin/sh
-kernels= json=
-while [ $# -gt 0 ]; do
-  [ "$1" = --kernels ] && kernels=$2
-  [ "$1" = --json ] && json=$2
-  shift
-done
-us=1.0
+JSON_BENCH = "#!/bin/sh\n" + options("kernels", "json") + """us=1.0
 case $kernels in */before/*) us=2.0 ;; esac
 printf '{"rows": [{"op": "SSDStatePassingFwd", "workload": "state_passing:f16 b1 s64 q16 h2 d8", "us": %s}]}' \\
   "$us" > "$json"

@@ -3,17 +3,13 @@ write what they were given: each subset's library holds its candidates' options 
 files and the build's objects for the rest; bad arguments stop before anything is built."""
 import os
 import pathlib
-import stat
 import subprocess
+
+from standin import OUT_AND_REST, executable
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parents[1]
 ROOT = BENCH_DIR.parents[1]
 SCRIPT = BENCH_DIR / "make_subsets.sh"
-
-
-def executable(path, text):
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
 
 def stand_in_build(tmp_path):
@@ -34,22 +30,8 @@ echo ": && cc_stand_in -MD -MT {obj}/a.cu.o -MF {obj}/a.cu.o.d -c {src}/a.cu -o 
 echo ": && cc_stand_in -MD -MT {obj}/b.cu.o -MF {obj}/b.cu.o.d -c {src}/b.cu -o {obj}/b.cu.o"
 echo ": && link_stand_in {obj}/a.cu.o {obj}/b.cu.o -o kernels/libssd-kernels-cuda.so"
 """)
-    executable(tools / "cc_stand_in", """#!/bin/sh
-out= words=
-while [ $# -gt 0 ]; do
-  if [ "$1" = -o ]; then out=$2; shift; else words="$words $1"; fi
-  shift
-done
-echo "compiled$words" >"$out"
-""")
-    executable(tools / "link_stand_in", """#!/bin/sh
-out= inputs=
-while [ $# -gt 0 ]; do
-  if [ "$1" = -o ]; then out=$2; shift; else inputs="$inputs $1"; fi
-  shift
-done
-cat $inputs >"$out"
-""")
+    executable(tools / "cc_stand_in", "#!/bin/sh\n" + OUT_AND_REST + 'echo "compiled$rest" >"$out"\n')
+    executable(tools / "link_stand_in", "#!/bin/sh\n" + OUT_AND_REST + 'cat $rest >"$out"\n')
     env = dict(os.environ, SSD_BUILD_DIR=str(build), PATH=f"{tools}:{os.environ.get('PATH', '')}")
     return build, env
 

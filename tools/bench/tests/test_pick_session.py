@@ -4,21 +4,15 @@ call before anything runs."""
 import os
 import pathlib
 import shutil
-import stat
 import subprocess
+
+from standin import executable, options
 
 BENCH_DIR = pathlib.Path(__file__).resolve().parents[1]
 
 # ssd-bench: every library is a text file naming itself; sub_10 (and sub_11) run 9 us a workload,
 # sub_01 11 us, the landed library and base 10 us.
-BENCH = """#!/bin/sh
-kernels= json=
-while [ $# -gt 0 ]; do
-  [ "$1" = --kernels ] && kernels=$2
-  [ "$1" = --json ] && json=$2
-  shift
-done
-case $(cat "$kernels") in
+BENCH = "#!/bin/sh\n" + options("kernels", "json") + """case $(cat "$kernels") in
   "lib sub_10"|"lib sub_11") us=9 ;;
   "lib sub_01") us=11 ;;
   *) us=10 ;;
@@ -28,26 +22,13 @@ echo "| Op | w1 | $us |"
 """
 # ssd-fuzz: a campaign (--time T) sleeps T seconds; a problem file fails for the library whose name
 # contains $FAIL_PROBLEMS.
-FUZZ = """#!/bin/sh
-time=0 kernels= problems=
-while [ $# -gt 0 ]; do
-  [ "$1" = --time ] && time=$2
-  [ "$1" = --kernels ] && kernels=$2
-  [ "$1" = --problems ] && problems=$2
-  shift
-done
-[ "$time" != 0 ] && sleep "$time"
+FUZZ = "#!/bin/sh\n" + options("time", "kernels", "problems", time=0) + """[ "$time" != 0 ] && sleep "$time"
 if [ -n "$problems" ] && [ -n "${FAIL_PROBLEMS:-}" ] && grep -q "$FAIL_PROBLEMS" "$kernels"; then
   echo "1 FAILED (stand-in)"
   exit 1
 fi
 echo "no failures after $time s (stand-in)"
 """
-
-
-def executable(path, text):
-    path.write_text(text)
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
 
 
 def bundle(tmp_path, variants=("base", "sub_10", "sub_01", "sub_11")):
