@@ -358,7 +358,7 @@ bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStre
 #if DISCRETIZE_SHORT_ROWS
   const int tile_rows = discretize_segsum_layout::tile_rows_for(
       Bt * NC * row_tiles * col_tiles, multiprocessors("discretize_segsum") * kMinBlocks);
-  row_tiles = Q / tile_rows;  // Q % 8 == 0: no tile straddles a chunk's end
+  row_tiles = ceil_div(Q, tile_rows);  // 8 rows divide Q (Q % 8 == 0); 16 may leave a short last tile
 #endif
   const int64_t blocks = Bt * NC * row_tiles * col_tiles;
   if (blocks > 0x7fffffff || Bt * NC * Q * Q * H > (int64_t{1} << 62)) return false;
