@@ -2,9 +2,6 @@
 // arrives with one 16-byte load per token (8 heads), dt' is computed there and transposed through
 // shared memory; then one warp per head scans 128 tokens per step (4 per lane: a short sequential
 // sum, one shuffle scan) and writes both outputs with contiguous 16-byte stores.
-// CUMSUM_HEAD_MAJOR=1 (a build for an A/B, not yet timed) orders the blocks chunk-fastest with the
-// head tile slowest, as mamba_ssm's grid runs: the blocks resident at once then write a few heads'
-// rows of consecutive chunks instead of every head's rows, each head NC x Q floats from the next.
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -14,9 +11,6 @@ namespace {
 constexpr int kHeads = 8;           // heads per block: one 16-byte vector of 16-bit dt
 constexpr int kStep = 4 * kWarp;    // tokens per warp step
 constexpr int kMaxChunk = 2048;     // sDt holds kHeads x Q floats
-#ifndef CUMSUM_HEAD_MAJOR
-#define CUMSUM_HEAD_MAJOR 0
-#endif
 
 __global__ void __launch_bounds__(kThreads) chunk_cumsum_fast_kernel(CumsumParams p) {
   wait_previous_grid();
@@ -24,18 +18,11 @@ __global__ void __launch_bounds__(kThreads) chunk_cumsum_fast_kernel(CumsumParam
   extern __shared__ __align__(16) float sDt[];  // [kHeads][Q]: dt', 0 in the padded tail
   const int tid = static_cast<int>(threadIdx.x), warp = tid / kWarp, lane = tid % kWarp;
   const int Q = static_cast<int>(p.chunk), H = static_cast<int>(p.heads);
-  [[maybe_unused]] const int head_tiles = H / kHeads;  // unused in the head-major order
+  const int head_tiles = H / kHeads;
   int64_t tile = blockIdx.x;
-#if CUMSUM_HEAD_MAJOR
-  const int64_t c = tile % p.chunks;
-  tile /= p.chunks;
-  const int64_t b = tile % p.batch;
-  const int h0 = static_cast<int>(tile / p.batch) * kHeads;
-#else
   const int h0 = static_cast<int>(tile % head_tiles) * kHeads;
   tile /= head_tiles;
   const int64_t c = tile % p.chunks, b = tile / p.chunks;
-#endif
   const int64_t t0 = c * Q;
   const int valid = static_cast<int>(min(static_cast<int64_t>(Q), p.seqlen - t0));
 

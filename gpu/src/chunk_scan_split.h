@@ -60,22 +60,6 @@ __host__ __device__ __forceinline__ WarpRows warp_row_blocks(int warp, int row_b
   return {first, second};
 }
 
-// With the tail shared (chunk_scan_tc.cu's kShareTail), in half a tile warps j and j + 4 (j < 4)
-// are partners: j's own row block r is one of the first of the chunk and j + 4's, R, one of the
-// last, so j's causal chain is r + 1 blocks of 16 tokens and j + 4's R + 1. Warp j also sums the
-// first k_blocks = (R - r) / 2 causal blocks of R (from zero, in its region), which j + 4 then skips
-// and adds: neither chain is longer than (r + R) / 2 + 2 blocks (half 0 of a 16-block chunk: 9,
-// against 16). row_block is R, the same for both warps; {-1, 0} where either row block is absent.
-struct TailShare {
-  int row_block, k_blocks;
-};
-__host__ __device__ __forceinline__ TailShare tail_share(int warp, int row_blocks, int half) {
-  const int r = warp_row_blocks(warp & 3, row_blocks, true, half).first;
-  const int R = warp_row_blocks((warp & 3) + 4, row_blocks, true, half).first;
-  if (r < 0 || R < 0 || r >= row_blocks || R >= row_blocks) return {-1, 0};
-  return {R, (R - r) / 2};
-}
-
 // The block's last row block (x rows past it are never read): half 1 of a split tile stops at the
 // second block of warp 4 (or the first of warp 7).
 __host__ __device__ __forceinline__ int last_row_block(int row_blocks, bool split, int half) {

@@ -26,19 +26,11 @@
 // drain) copy x and C, the call's inputs, before they wait for those stages, and read dA, dt and
 // the entering states, their outputs, after; the later blocks find them finished and take the
 // order of a standalone call.
-// SCAN_SHARE_TAIL=1 (a build for an A/B, not yet timed) shares each split tile's longest causal
-// chains between partner warps (chunk_scan_split.h, tail_share): half 0 of a 16-block chunk's
-// longest chain goes from 16 blocks to 9, at a different fp32 order of those rows' causal sums (the
-// shared blocks' sum is added last) and one 4 KB exchange through shared memory per warp pair.
 #include <type_traits>
 
 #include "chunk_scan_split.h"
 #include "common.cuh"
 #include "mma.cuh"
-
-#ifndef SCAN_SHARE_TAIL
-#define SCAN_SHARE_TAIL 0
-#endif
 
 namespace ssd_gpu {
 namespace {
@@ -73,25 +65,13 @@ struct Layout {
   static_assert(kRegions % 16 == 0 && kVectors % 16 == 0 && kBars % 8 == 0, "aligned areas");
 };
 
-// Warps `pair` and pair + 4 meet at barrier 1 + pair: the first arrives (kArrive), the second waits.
-template <bool kArrive>
-__device__ __forceinline__ void pair_barrier(int pair) {
-  constexpr int kPairThreads = 64;
-  switch (pair) {
-    case 0: kArrive ? named_barrier_arrive<1>(kPairThreads) : named_barrier_sync<1>(kPairThreads); break;
-    case 1: kArrive ? named_barrier_arrive<2>(kPairThreads) : named_barrier_sync<2>(kPairThreads); break;
-    case 2: kArrive ? named_barrier_arrive<3>(kPairThreads) : named_barrier_sync<3>(kPairThreads); break;
-    default: kArrive ? named_barrier_arrive<4>(kPairThreads) : named_barrier_sync<4>(kPairThreads); break;
-  }
-}
-
 // cb of one 16-token block for this thread: rows lo and hi, tokens 4 tig .. 4 tig + 3 (one 16- or
 // 8-byte load per row; the k order of the mma fragments below).
 struct CbQuad {
   float lo[4], hi[4];
 };
 
-template <class T, bool kCbF32, bool kShareTail>
+template <class T, bool kCbF32>
 __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     chunk_scan_tc_kernel(ChunkScanParams p, unsigned early_blocks, unsigned split_from, unsigned split_tiles) {
   using L = Layout<T>;
@@ -249,23 +229,10 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const T* cb_16 = static_cast<const T*>(p.cb.p);
   float* const sOut = reinterpret_cast<float*>(sRegion);  // [16][kLdO]
 
-  // With the tail shared, this warp's partner row block and the causal blocks shared with it
-  // (chunk_scan_split.h): in phase 2 a warp of 0-3 sums them from zero into its region, and its
-  // partner's chain starts after them and adds that sum before its epilogue.
-  const chunk_scan_split::TailShare share = kShareTail && place.split
-                                                ? chunk_scan_split::tail_share(warp, row_blocks, place.half)
-                                                : chunk_scan_split::TailShare{-1, 0};
 #pragma unroll 1
-  for (int phase = 0; phase < (kShareTail ? 3 : 2); ++phase) {
-    const bool partial = kShareTail && phase == 2;
-    const int rb = partial ? (warp < 4 && share.k_blocks > 0 ? share.row_block : -1)
-                           : (phase == 0 ? own.first : own.second);
-    if (rb < 0 || rb * 16 >= valid) {
-      if constexpr (kShareTail)
-        continue;  // phase 2 may follow an empty phase 1
-      else
-        break;
-    }
+  for (int phase = 0; phase < 2; ++phase) {
+    const int rb = phase == 0 ? own.first : own.second;
+    if (rb < 0 || rb * 16 >= valid) break;
     if (phase == 1) {
       copy_c_rows(rb);
       cp_async_wait<0>();
@@ -300,32 +267,26 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       }
       return v;
     };
-    // The causal blocks this chain sums without the mask: k_first .. k_stop - 1 (then the diagonal
-    // block rb, but in phase 2).
-    const int k_first = kShareTail && !partial && warp >= 4 && share.row_block == rb ? share.k_blocks : 0;
-    const int k_stop = partial ? share.k_blocks : rb;
-    auto cur = load_cb(k_first, k_first == rb);
+    auto cur = load_cb(0, rb == 0);
 
     // Carried-in term.
     WarpTile<T, 16, kBN> acc;
     acc.zero();
-    if (!partial) {  // phase 2's sums start from zero
-      acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
-      const float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
+    acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
+    const float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
 #pragma unroll
-      for (int nt = 0; nt < kBN / 8; ++nt) {
-        acc.acc[0][nt][0] *= scale_lo;
-        acc.acc[0][nt][1] *= scale_lo;
-        acc.acc[0][nt][2] *= scale_hi;
-        acc.acc[0][nt][3] *= scale_hi;
-      }
+    for (int nt = 0; nt < kBN / 8; ++nt) {
+      acc.acc[0][nt][0] *= scale_lo;
+      acc.acc[0][nt][1] *= scale_lo;
+      acc.acc[0][nt][2] *= scale_hi;
+      acc.acc[0][nt][3] *= scale_hi;
     }
 
     // Causal blocks 0 .. rb; only the last, the diagonal one, needs the mask k <= i.
     const float dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
     // Walked 16 tokens per block; this lane's four tokens of a block are 2 tig further on (4 tig).
-    const float* dA_k = sDA + 2 * tig + 16 * k_first;
-    const float* dt_k = sDt + 2 * tig + 16 * k_first;
+    const float* dA_k = sDA + 2 * tig;
+    const float* dt_k = sDt + 2 * tig;
     // The k order of the fragments: the mma's k 2 t + e (t < 4, e < 2) is token 4 t + e of the block
     // and its k 8 + 2 t + e is token 4 t + 2 + e, so that a lane's four tokens are consecutive (one
     // cb load per row, one float4 of dA and dt). x's rows are read in that order: the lane that
@@ -333,7 +294,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     const T* x_rows;
     {
       const int idx = lane >> 3, r = lane & 7;
-      x_rows = sX + (4 * (r >> 1) + (r & 1) + 2 * (idx & 1) + 16 * k_first) * kLdX + (idx >> 1) * 8;
+      x_rows = sX + (4 * (r >> 1) + (r & 1) + 2 * (idx & 1)) * kLdX + (idx >> 1) * 8;
     }
     auto block = [&](const CbQuad& cb, auto masked) {
       const float4 dAk = *reinterpret_cast<const float4*>(dA_k + 2 * tig);
@@ -357,16 +318,14 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       dA_k += 16, dt_k += 16, x_rows += 16 * kLdX;
     };
 #pragma unroll 1
-    for (int kb = k_first; kb < k_stop; ++kb) {
-      if (kb % (kGroup / 16) == 0 || (kShareTail && kb == k_first)) mbar_wait_first_phase(&bars[kb / (kGroup / 16)]);
+    for (int kb = 0; kb < rb; ++kb) {
+      if (kb % (kGroup / 16) == 0) mbar_wait_first_phase(&bars[kb / (kGroup / 16)]);
       const auto next = load_cb(kb + 1, kb + 1 == rb);
       block(cur, std::false_type{});
       cur = next;
     }
-    if (!partial) {
-      if (rb % (kGroup / 16) == 0 || (kShareTail && rb == k_first)) mbar_wait_first_phase(&bars[rb / (kGroup / 16)]);
-      block(cur, std::true_type{});
-    }
+    if (rb % (kGroup / 16) == 0) mbar_wait_first_phase(&bars[rb / (kGroup / 16)]);
+    block(cur, std::true_type{});
 
     // Epilogue through the warp's region (its C rows are dead): the accumulators go to fp32 rows,
     // then each lane finishes 8 consecutive p of a row (skip term, out_x before the gate, gate)
@@ -374,18 +333,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     __syncwarp();
     acc.store_f32(sOut, kLdO, 0, 0);
     __syncwarp();
-    // The tail shared: phase 2's sums are its partner's to add (barrier 1 + j of warps j, j + 4).
-    const float* partner_sums = nullptr;
-    if constexpr (kShareTail) {
-      if (partial) {
-        pair_barrier<true>(warp & 3);
-        continue;
-      }
-      if (k_first > 0) {
-        pair_barrier<false>(warp & 3);
-        partner_sums = reinterpret_cast<const float*>(bytes + L::kRegions + (warp - 4) * L::kRegionBytes);
-      }
-    }
     constexpr int kOutVecs = kBN / 8, kOutRowStep = 32 / kOutVecs;
     const int out_col = (lane % kOutVecs) * 8;
     if (p0 + out_col < P) {  // P is a multiple of 8: all 8 or none
@@ -402,13 +349,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col);
         const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col + 4);
         y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
-        if constexpr (kShareTail) {
-          if (partner_sums != nullptr) {  // the causal blocks before k_first, added last
-            const float4 s0 = *reinterpret_cast<const float4*>(partner_sums + r * kLdO + out_col);
-            const float4 s1 = *reinterpret_cast<const float4*>(partner_sums + r * kLdO + out_col + 4);
-            y[0] += s0.x, y[1] += s0.y, y[2] += s0.z, y[3] += s0.w, y[4] += s1.x, y[5] += s1.y, y[6] += s1.z, y[7] += s1.w;
-          }
-        }
         if (p.D.p != nullptr) {
           Vec8<T> xv;
           xv.raw = *reinterpret_cast<const uint4*>(x + at);
@@ -433,14 +373,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   for (int j = 0; j < kGroups; ++j) mbar_wait_first_phase(&bars[j]);
 }
 
-// The kernel of x's dtype (f16 or bf16) and cb's (f32 or x's), with the tail shared or not.
-template <bool kShareTail>
-auto scan_kernel(bool f16, bool cb_f32) {
-  return cb_f32 ? (f16 ? chunk_scan_tc_kernel<__half, true, kShareTail> : chunk_scan_tc_kernel<__nv_bfloat16, true, kShareTail>)
-                : (f16 ? chunk_scan_tc_kernel<__half, false, kShareTail>
-                       : chunk_scan_tc_kernel<__nv_bfloat16, false, kShareTail>);
-}
-
 }  // namespace
 
 // x, C and cb of one 16-bit dtype, or cb in f32; the kernel is launched when the conditions hold.
@@ -460,16 +392,14 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.headdim, kBN);
   if (tiles > 0x7fffffff) return false;
   const bool f16 = dt == SSD_DTYPE_F16;
-  const int64_t slots = kBlocksPerSm * multiprocessors(op);
-  const chunk_scan_split::Split split = chunk_scan_split::plan_split(tiles, slots);
-  auto kernel = scan_kernel<false>(f16, cb_f32);
-#if SCAN_SHARE_TAIL
-  if (split.tiles > 0) kernel = scan_kernel<true>(f16, cb_f32);
-#endif
+  const auto kernel = cb_f32 ? (f16 ? chunk_scan_tc_kernel<__half, true> : chunk_scan_tc_kernel<__nv_bfloat16, true>)
+                             : (f16 ? chunk_scan_tc_kernel<__half, false> : chunk_scan_tc_kernel<__nv_bfloat16, false>);
   const size_t smem = f16 ? Layout<__half>::kBytes : Layout<__nv_bfloat16>::kBytes;
   cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)),
              "cudaFuncSetAttribute(chunk_scan_tc_kernel)");
+  const int64_t slots = kBlocksPerSm * multiprocessors(op);
   const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(slots) : 0;
+  const chunk_scan_split::Split split = chunk_scan_split::plan_split(tiles, slots);
   launch_kernel(op, "launch of chunk_scan_tc_kernel", kernel, static_cast<unsigned>(split.from + 2 * split.tiles),
                 kBlockThreads, smem, stream, p, early_blocks, static_cast<unsigned>(split.from),
                 static_cast<unsigned>(split.tiles));

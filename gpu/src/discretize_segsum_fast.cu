@@ -16,13 +16,6 @@
 #include "discretize_segsum_layout.h"
 #include "mma.cuh"
 
-// A build for an A/B (default off): grids that fill at most half of one wave of 16-row tiles run
-// 8-row tiles instead (the m16 Gram tile's other 8 rows zero-filled), so twice the blocks share
-// the stores of the small cases, where one block's load, Gram, cumsum and stores are the whole time.
-#ifndef DISCRETIZE_SHORT_ROWS
-#define DISCRETIZE_SHORT_ROWS 0
-#endif
-
 namespace ssd_gpu {
 namespace {
 
@@ -47,9 +40,6 @@ struct FastParams {
   float* decay;
   int chunks, chunk, heads, groups, dstate;
   int row_tiles, col_tiles;
-#if DISCRETIZE_SHORT_ROWS
-  int tile_rows;  // rows i per block: kTI, or 8 on grids of at most half a wave
-#endif
 };
 
 // The 16-byte chunk swizzle of head h's staged L rows: chunk c of a row lives at c ^ l_swizzle(h).
@@ -154,13 +144,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) discretize_segsum_fast_k
   tile /= p.col_tiles;
   const int it = tile % p.row_tiles;
   const int64_t bc = tile / p.row_tiles;  // b * NC + c
-#if DISCRETIZE_SHORT_ROWS
-  const int tile_rows = p.tile_rows;
-#else
-  constexpr int tile_rows = kTI;
-#endif
-  const int i0 = it * tile_rows, j0 = jt * kTJ;
-  const int rows = min(tile_rows, Q - i0), cols = min(kTJ, Q - j0);
+  const int i0 = it * kTI, j0 = jt * kTJ;
+  const int rows = min(kTI, Q - i0), cols = min(kTJ, Q - j0);
   const bool writes_vectors = it == 0 && jt == 0;  // A_cumsum and decay_states of the chunk
   // L and M need the cumsum only where j < i <= i0 + rows - 1.
   // Tiles with no j < i (j0 >= i0 + rows - 1: 24 of a 256-token chunk's 64) never read the cumsum:
@@ -353,13 +338,7 @@ bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStre
   const Layout lay(static_cast<int>(Q), static_cast<int>(H), static_cast<int>(G), static_cast<int>(N),
                    a.dt.dtype == SSD_DTYPE_F32 ? 4 : 2);
   if (lay.total > 160 * 1024) return false;  // keep at least one block of every shape resident
-  int64_t row_tiles = ceil_div(Q, kTI);
-  const int64_t col_tiles = ceil_div(Q, kTJ);
-#if DISCRETIZE_SHORT_ROWS
-  const int tile_rows = discretize_segsum_layout::tile_rows_for(
-      Bt * NC * row_tiles * col_tiles, multiprocessors("discretize_segsum") * kMinBlocks);
-  row_tiles = ceil_div(Q, tile_rows);  // 8 rows divide Q (Q % 8 == 0); 16 may leave a short last tile
-#endif
+  const int64_t row_tiles = ceil_div(Q, kTI), col_tiles = ceil_div(Q, kTJ);
   const int64_t blocks = Bt * NC * row_tiles * col_tiles;
   if (blocks > 0x7fffffff || Bt * NC * Q * Q * H > (int64_t{1} << 62)) return false;
 
@@ -380,9 +359,6 @@ bool launch_discretize_segsum_fast(const ssd_discretize_segsum_args& a, cudaStre
   p.dstate = static_cast<int>(N);
   p.row_tiles = static_cast<int>(row_tiles);
   p.col_tiles = static_cast<int>(col_tiles);
-#if DISCRETIZE_SHORT_ROWS
-  p.tile_rows = tile_rows;
-#endif
   if (blocks == 0) return true;
   if (dtype == SSD_DTYPE_F16)
     launch<__half>(p, lay.total, static_cast<unsigned>(blocks), stream);

@@ -13,14 +13,6 @@ constexpr int kTI = 16;               // rows i per block: one m16 tile
 constexpr int kTJ = 64;               // columns j per block: one 128-byte run of an L row
 constexpr int kGramLd = kTJ + 8;      // fp32 stride of the Gram tile (float2 writes hit distinct banks)
 constexpr int kMinBlocks = 4;         // blocks per SM the register budget is held to (64 registers)
-constexpr int kShortRows = 8;         // rows i per block of a short-row grid (DISCRETIZE_SHORT_ROWS)
-
-// Rows i per block for Q tokens a chunk, in a build with short rows: 8 where the grid of 16-row
-// tiles (`blocks_of_kti`) fills at most half of the `slots` resident blocks, so that twice the blocks
-// share a grid whose blocks each run alone; else kTI. Q % 8 == 0 (the fast path's condition).
-inline int tile_rows_for(int64_t blocks_of_kti, int64_t slots) {
-  return 2 * blocks_of_kti <= slots ? kShortRows : kTI;
-}
 
 // Shared-memory plan (bytes), the same on host and device. The tile region holds the operand
 // tile (one K half of C's and B's rows) and after it the raw dt, both dead before L is staged there.

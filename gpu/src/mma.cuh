@@ -197,20 +197,6 @@ __device__ __forceinline__ void mbar_wait_first_phase(uint64_t* bar) {
       : "memory");
 }
 
-// ---- named barriers between warps of a block ------------------------------------------------------
-// Barrier kId (1..15; 0 is __syncthreads') of `threads` threads, a multiple of 32: a producer warp
-// arrives without waiting, a consumer warp waits for all; the producer's shared-memory writes before
-// its arrival are visible to the consumer after its wait (PTX's producer-consumer use of bar). The
-// id is an immediate: with an id in a register ptxas reserves all 16 of the block's barriers.
-template <int kId>
-__device__ __forceinline__ void named_barrier_arrive(int threads) {
-  asm volatile("bar.arrive %0, %1;\n" ::"n"(kId), "r"(threads) : "memory");
-}
-template <int kId>
-__device__ __forceinline__ void named_barrier_sync(int threads) {
-  asm volatile("bar.sync %0, %1;\n" ::"n"(kId), "r"(threads) : "memory");
-}
-
 // ---- ldmatrix and mma.sync -----------------------------------------------------------------------
 __device__ __forceinline__ void ldsm_x4(uint32_t r[4], const void* smem) {
   const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(smem));

@@ -99,56 +99,46 @@ void launch_scalar(const char* op, const StatePassingParams& p, unsigned grid, c
 // picks the fold (a branch per segment, or a call in the common fold, cost up to 2.4 us of 8.35 on
 // b2 s32768), cast on the barrier that publishes the scales (__syncthreads_and), each scale tested
 // once where it is computed (1.047x on these workloads, on the H100). STATE_PASSING_SEGMENTS_PAST=32
-// builds the one-element kernel for chains of up to 32 chunks (for an A/B), and
-// STATE_PASSING_LONG_PAST=64 the 16-thread shape (state_passing_segments.h, Long) for chains past 64
-// chunks (for the next A/B: it halves each thread's walks on b2 s32768; not yet timed).
+// builds the one-element kernel for chains of up to 32 chunks (for an A/B).
 namespace segments = state_passing_segments;
 #ifndef STATE_PASSING_SEGMENTS_PAST
 #define STATE_PASSING_SEGMENTS_PAST 0
 #endif
-#ifndef STATE_PASSING_LONG_PAST
-#define STATE_PASSING_LONG_PAST 0
-#endif
 constexpr int kSegmentsPast = STATE_PASSING_SEGMENTS_PAST;  // chains up to this long: the one-element kernel
-constexpr int kLongPast = STATE_PASSING_LONG_PAST;          // chains past this (if > 0): the Long shape
+constexpr int kSegmentWidth = kThreads / segments::kSegments;  // elements per block: a warp per segment
+constexpr int kWindow = segments::kSegments * segments::kSegmentChunks;  // chunks per window, at most
+static_assert(kWindow <= kThreads, "one thread computes one chunk's scale");
 
-// Elements per block of shape S: a warp (Short) or half a warp (Long) per segment.
-template <class S>
-constexpr int kSegmentWidth = kThreads / S::kSegments;
-static_assert(segments::Short::kWindow <= kThreads && segments::Long::kWindow <= kThreads,
-              "one thread computes one chunk's scale");
-
-// 16 values in registers (Short), three blocks per SM (80 registers, no spills; at four blocks, 64
+// 16 values in registers, three blocks per SM (80 registers, no spills; at four blocks, 64
 // registers, the 16-bit kernels spilled, and 32 values a thread took 109 registers).
-template <class T, class S>
+template <class T>
 __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(StatePassingParams p) {
-  constexpr int kWidth = kSegmentWidth<S>;
   wait_previous_grid();
   if (p.stage_of_call) allow_next_grid();  // Mamba2Fwd's CB reads only the call's inputs
-  __shared__ float sScale[S::kWindow];
-  __shared__ float sEnd[S::kSegments][kWidth];
-  __shared__ float sProduct[S::kSegments];
-  __shared__ segments::Extended sExtended[S::kSegments];
-  const int tid = static_cast<int>(threadIdx.x), segment = tid / kWidth, e = tid % kWidth;
+  __shared__ float sScale[kWindow];
+  __shared__ float sEnd[segments::kSegments][kSegmentWidth];
+  __shared__ float sProduct[segments::kSegments];
+  __shared__ segments::Extended sExtended[segments::kSegments];
+  const int tid = static_cast<int>(threadIdx.x), segment = tid / kSegmentWidth, e = tid % kSegmentWidth;
   const int64_t NC = p.chunks, H = p.heads, D = p.width;
-  const int64_t slices = ceil_div(D, kWidth);
+  const int64_t slices = ceil_div(D, kSegmentWidth);
   const int64_t bh = blockIdx.x / slices;  // the launcher's grid has one block per (b, h, slice)
   const int64_t b = bh / H, h = bh % H;
-  const int64_t d = (blockIdx.x % slices) * kWidth + e;
+  const int64_t d = (blockIdx.x % slices) * kSegmentWidth + e;
   const bool active = d < D;
   const int64_t stride = H * D;  // from chunk c to c + 1
   const T* states = static_cast<const T*>(p.states.p);
-  const int length = segments::segment_length<S>(NC);
+  const int length = segments::segment_length(NC);
   float M = (active && p.initial.p != nullptr) ? load(p.initial, bh * D + d) : 0.0f;  // entering the window
-  for (int64_t c0 = 0; c0 < NC; c0 += S::kSegments * length) {
+  for (int64_t c0 = 0; c0 < NC; c0 += segments::kSegments * length) {
     const segments::SegmentChunks own = segments::segment_chunks(NC, length, c0, segment);
     const int count = active ? own.count : 0;
     const int64_t base = ((b * NC + own.first) * H + h) * D + d;
-    float v[S::kSegmentChunks];
+    float v[segments::kSegmentChunks];
     {
       const T* s = states + base;  // loaded before any store of the window (out may alias states)
 #pragma unroll
-      for (int k = 0; k < S::kSegmentChunks; ++k) {
+      for (int k = 0; k < segments::kSegmentChunks; ++k) {
         v[k] = 0.0f;
         if (k < count) {
           v[k] = to_f32(*s);
@@ -161,30 +151,30 @@ __global__ void __launch_bounds__(kThreads, 3) state_passing_segments_kernel(Sta
     // publishes the scales votes the tests, so one fold serves the whole block and window: the
     // plain one unless some scale is unsafe (window_safe is the same in every thread).
     bool safe = true;
-    if (tid < S::kSegments * length && c0 + tid < NC) {
+    if (tid < segments::kSegments * length && c0 + tid < NC) {
       const float s = chunk_carry_scale(p, b, bh, NC, c0 + tid);
       sScale[tid] = s;
       safe = segments::safe_scale(s);
     }
     const bool window_safe = __syncthreads_and(safe);
     const float* scale = sScale + segment * length;
-    const segments::SegmentSum sum = segments::scan_from_zero<S>(scale, v, count);
+    const segments::SegmentSum sum = segments::scan_from_zero(scale, v, count);
     sEnd[segment][e] = sum.end;
     if (e == 0) sProduct[segment] = sum.product;  // element 0 of a block is active when any is
     __syncthreads();
     segments::Folded folded;
     if (window_safe) {
-      folded = segments::fold_plain<S>(M, sProduct, &sEnd[0][e], kWidth, segment);
+      folded = segments::fold_plain(M, sProduct, &sEnd[0][e], kSegmentWidth, segment);
     } else {
       if (e == 0) sExtended[segment] = segments::extended_product(scale, count);
       __syncthreads();
-      folded = segments::fold_extended<S>(M, sExtended, &sEnd[0][e], kWidth, segment);
+      folded = segments::fold_extended(M, sExtended, &sEnd[0][e], kSegmentWidth, segment);
     }
     M = folded.after;
     float entering = folded.own_entering;
     int64_t to = base;
 #pragma unroll
-    for (int k = 0; k < S::kSegmentChunks; ++k)
+    for (int k = 0; k < segments::kSegmentChunks; ++k)
       if (k < count) {
         store(p.out, to, entering);  // the state ENTERING chunk own.first + k
         to += stride;
@@ -409,17 +399,13 @@ bool launch_state_passing_fast(const char* op, const StatePassingParams& p, cuda
     return true;
   }
   if (p.chunks > kSegmentsPast) {
-    const bool long_chain = kLongPast > 0 && p.chunks > kLongPast;
-    const int64_t width = long_chain ? kSegmentWidth<segments::Long> : kSegmentWidth<segments::Short>;
-    const int64_t tiles = p.batch * p.heads * ceil_div(p.width, width);
+    const int64_t tiles = p.batch * p.heads * ceil_div(p.width, kSegmentWidth);
     if (tiles > 0x7fffffff) return false;
     if (tiles == 0) return true;
     const unsigned grid = static_cast<unsigned>(tiles);
     with_states_type(p.states.dtype, [&](auto t) {
-      using T = typename decltype(t)::type;
-      const auto kernel = long_chain ? state_passing_segments_kernel<T, segments::Long>
-                                     : state_passing_segments_kernel<T, segments::Short>;
-      launch_kernel(op, "launch of state_passing_segments_kernel", kernel, grid, kThreads, 0, stream, p);
+      launch_kernel(op, "launch of state_passing_segments_kernel",
+                    state_passing_segments_kernel<typename decltype(t)::type>, grid, kThreads, 0, stream, p);
     });
     check_launch(op, "state_passing_segments_kernel");
     return true;

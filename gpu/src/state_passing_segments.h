@@ -2,13 +2,12 @@
 // element, and the fp32 arithmetic each thread does with its segment: plain C++ for either
 // compiler, so the host tests replay it (tests/gpu/state_passing_segments_test.cpp).
 //
-// A window of S::kSegments segments of `length` consecutive chunks each (S, a Shape: Short or Long);
-// thread s of an element takes segment s. It scans its segment from zero (scan_from_zero: the end
-// value and the product of the scales), the block publishes those, and every thread folds the
-// window's segments in order onto the state entering the window (fold: the state entering its own
-// segment, and the state after the window, which enters the next one). It then walks its segment
-// again from that entering state, M = scale * M + value per chunk, as the one-element kernel walks
-// the whole chain.
+// A window of kSegments segments of `length` consecutive chunks each; thread s of an element takes
+// segment s. It scans its segment from zero (scan_from_zero: the end value and the product of the
+// scales), the block publishes those, and every thread folds the window's segments in order onto
+// the state entering the window (fold: the state entering its own segment, and the state after
+// the window, which enters the next one). It then walks its segment again from that entering state,
+// M = scale * M + value per chunk, as the one-element kernel walks the whole chain.
 #pragma once
 #include <cuda_runtime_api.h>  // __host__, __device__, __forceinline__ for either compiler
 
@@ -26,26 +25,14 @@
 
 namespace ssd_gpu::state_passing_segments {
 
-// Threads per element and chunks a thread holds in registers, at most; a window is their product.
-template <int Segments, int SegmentChunks>
-struct Shape {
-  static constexpr int kSegments = Segments;
-  static constexpr int kSegmentChunks = SegmentChunks;
-  static constexpr int kWindow = Segments * SegmentChunks;
-};
-// Short: 8 threads per element, windows of 128 chunks (every chain the kernel takes). Long: 16
-// threads of up to 8 chunks, also windows of 128, for chains where each thread's walks (its loads,
-// the scan, the stores) would otherwise be 16 long (b2 s32768: 128 chunks); state_passing_fast.cu
-// launches it only in a build for an A/B (STATE_PASSING_LONG_PAST), until it is measured.
-using Short = Shape<8, 16>;
-using Long = Shape<16, 8>;
+constexpr int kSegments = 8;        // threads per element
+constexpr int kSegmentChunks = 16;  // chunks a thread holds in registers, at most
 
-// Chunks per segment: S::kSegmentChunks, or a chain shorter than a whole window split evenly over
-// S::kSegments (rounded up, so that one window holds it).
-template <class S>
+// Chunks per segment: kSegmentChunks, or an eighth of a chain shorter than a whole window (rounded
+// up, so that one window holds it).
 __host__ __device__ __forceinline__ int segment_length(int64_t chunks) {
-  const int64_t share = (chunks + S::kSegments - 1) / S::kSegments;
-  return static_cast<int>(share < S::kSegmentChunks ? share : S::kSegmentChunks);
+  const int64_t eighth = (chunks + kSegments - 1) / kSegments;
+  return static_cast<int>(eighth < kSegmentChunks ? eighth : kSegmentChunks);
 }
 
 // The chunks of segment s of the window that starts at chunk c0: [first, first + count), count 0
@@ -144,11 +131,10 @@ __host__ __device__ __forceinline__ bool safe_scale(float scale) {
 struct SegmentSum {
   float end, product;
 };
-template <class S>
-__host__ __device__ __forceinline__ SegmentSum scan_from_zero(const float* scale,
-                                                              const float (&value)[S::kSegmentChunks], int count) {
+__host__ __device__ __forceinline__ SegmentSum scan_from_zero(const float* scale, const float (&value)[kSegmentChunks],
+                                                              int count) {
   SegmentSum sum{0.0f, 1.0f};
-  for (int k = 0; k < S::kSegmentChunks; ++k)
+  for (int k = 0; k < kSegmentChunks; ++k)
     if (k < count) {
       sum.end = scale[k] * sum.end + value[k];
       sum.product *= scale[k];
@@ -166,11 +152,10 @@ struct Folded {
 };
 // Where every scale of the window is safe: the plain products, one fused multiply-add per segment,
 // straight-line (no call, no branch).
-template <class S>
 __host__ __device__ __forceinline__ Folded fold_plain(float entering, const float* product, const float* end,
                                                       int end_stride, int own) {
   Folded f{entering, entering};
-  for (int s = 0; s < S::kSegments; ++s) {
+  for (int s = 0; s < kSegments; ++s) {
     if (s == own) f.own_entering = f.after;
     f.after = product[s] * f.after + end[s * end_stride];
   }
@@ -179,11 +164,10 @@ __host__ __device__ __forceinline__ Folded fold_plain(float entering, const floa
 // Elsewhere: the extended products (extended_product), a multiply-add where a product is a normal
 // fp32 number with no exponent, carry() where it is not, so a product that overflowed or flushed
 // where the chain's own walk would not never makes a NaN or loses a state.
-template <class S>
 __host__ __device__ __forceinline__ Folded fold_extended(float entering, const Extended* product, const float* end,
                                                          int end_stride, int own) {
   Folded f{entering, entering};
-  for (int s = 0; s < S::kSegments; ++s) {
+  for (int s = 0; s < kSegments; ++s) {
     if (s == own) f.own_entering = f.after;
     const float m = product[s].mantissa, magnitude = m < 0.0f ? -m : m;
     if (product[s].exponent == 0 && (m == 0.0f || (magnitude >= FLT_MIN && magnitude <= FLT_MAX)))

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -16,8 +15,6 @@ using ssd_gpu::chunk_scan_split::kWarps;
 using ssd_gpu::chunk_scan_split::last_row_block;
 using ssd_gpu::chunk_scan_split::plan_split;
 using ssd_gpu::chunk_scan_split::Split;
-using ssd_gpu::chunk_scan_split::tail_share;
-using ssd_gpu::chunk_scan_split::TailShare;
 using ssd_gpu::chunk_scan_split::warp_row_blocks;
 using ssd_gpu::chunk_scan_split::WarpRows;
 
@@ -93,55 +90,6 @@ TEST(ChunkScanSplit, HalvesCoverTheWholeBlocksRowsOnce) {
       EXPECT_EQ(halves[static_cast<size_t>(rb)], 1) << rows << " row blocks, block " << rb;
     }
   }
-}
-
-// Half 0 of a 16-block chunk by hand: warp 0 (row block 0, 1 causal block) sums the first
-// (15 - 0) / 2 = 7 blocks of row block 15 for warp 4, which sums blocks 7..15: chains of 1 + 7 = 8
-// and 16 - 7 = 9 blocks. Warp 3 (row block 3) and warp 7 (row block 12): (12 - 3) / 2 = 4, chains
-// 4 + 4 = 8 and 13 - 4 = 9. Half 1, warp 3 (row block 7) and warp 7 (row block 8): 0 blocks shared.
-TEST(ChunkScanSplit, TailShareByHand) {
-  const TailShare w0 = tail_share(0, 16, 0), w4 = tail_share(4, 16, 0);
-  EXPECT_EQ(w0.row_block, 15);
-  EXPECT_EQ(w0.k_blocks, 7);
-  EXPECT_EQ(w4.row_block, 15);
-  EXPECT_EQ(w4.k_blocks, 7);
-  EXPECT_EQ(tail_share(3, 16, 0).row_block, 12);
-  EXPECT_EQ(tail_share(3, 16, 0).k_blocks, 4);
-  EXPECT_EQ(tail_share(7, 16, 1).row_block, 8);
-  EXPECT_EQ(tail_share(7, 16, 1).k_blocks, 0);
-  EXPECT_EQ(tail_share(0, 4, 0).row_block, -1);  // 4 row blocks: no warp 4-7 has one
-}
-
-// Every chunk length of 1..16 row blocks, both halves: with the tail shared the warps of a half sum
-// each causal block (row block rb, token block kb <= rb) of its row blocks exactly once, and no warp's
-// chain is longer than 9 blocks (16 without the sharing).
-TEST(ChunkScanSplit, TailShareSumsEveryCausalBlockOnce) {
-  for (int rows = 1; rows <= 16; ++rows)
-    for (int half : {0, 1}) {
-      std::vector<std::vector<int>> sums(static_cast<size_t>(rows), std::vector<int>(static_cast<size_t>(rows), 0));
-      std::vector<bool> owned(static_cast<size_t>(rows), false);
-      int longest = 0;
-      for (int w = 0; w < kWarps; ++w) {
-        const int own = warp_row_blocks(w, rows, true, half).first;
-        const TailShare share = tail_share(w, rows, half);
-        EXPECT_EQ(share.row_block, tail_share(w ^ 4, rows, half).row_block) << "partners agree";
-        int chain = 0;
-        if (own >= 0 && own < rows) {
-          owned[static_cast<size_t>(own)] = true;
-          const int skipped = w >= 4 && share.row_block == own ? share.k_blocks : 0;
-          for (int kb = skipped; kb <= own; ++kb, ++chain) ++sums[static_cast<size_t>(own)][static_cast<size_t>(kb)];
-        }
-        if (w < 4 && share.row_block >= 0)
-          for (int kb = 0; kb < share.k_blocks; ++kb, ++chain)
-            ++sums[static_cast<size_t>(share.row_block)][static_cast<size_t>(kb)];
-        longest = std::max(longest, chain);
-      }
-      for (int rb = 0; rb < rows; ++rb)
-        for (int kb = 0; kb < rows; ++kb)
-          EXPECT_EQ(sums[static_cast<size_t>(rb)][static_cast<size_t>(kb)], owned[static_cast<size_t>(rb)] && kb <= rb ? 1 : 0)
-              << rows << " row blocks, half " << half << ", row block " << rb << ", token block " << kb;
-      EXPECT_LE(longest, 9) << rows << " row blocks, half " << half;
-    }
 }
 
 // Every launch of a sweep of tile counts and SM counts: the blocks of the grid take every tile, a

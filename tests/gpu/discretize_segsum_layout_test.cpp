@@ -58,16 +58,4 @@ TEST(DiscretizeSegsumLayout, KHalves) {
   EXPECT_EQ(pad.ldk, 24);
 }
 
-// The short-row build's choice on 132 SMs of 4 blocks (528 slots), Q = 256 (16 x 4 tiles of 16 x 64
-// a chunk): b1 s256, 64 blocks, and b2 s512, 256 (2 x 256 = 512 <= 528), take 8 rows; b1 s2048,
-// 512 (1,024 > 528), keeps 16; 264 blocks is the last grid of half a wave.
-TEST(DiscretizeSegsumLayout, ShortRowsOnlyOnGridsOfHalfAWave) {
-  using ssd_gpu::discretize_segsum_layout::tile_rows_for;
-  EXPECT_EQ(tile_rows_for(1 * 1 * 16 * 4, 528), 8);
-  EXPECT_EQ(tile_rows_for(2 * 2 * 16 * 4, 528), 8);
-  EXPECT_EQ(tile_rows_for(264, 528), 8);
-  EXPECT_EQ(tile_rows_for(265, 528), 16);
-  EXPECT_EQ(tile_rows_for(1 * 8 * 16 * 4, 528), 16);
-}
-
 }  // namespace

@@ -19,40 +19,28 @@
 namespace {
 
 namespace segments = ssd_gpu::state_passing_segments;
-using Short = segments::Short;
-using Long = segments::Long;
 
-// Short (8 threads): 16 chunks in segments of 2 (16 / 8); 20: of 3 (20 / 8 = 2.5); 128 and more:
-// of 16, windows of 128. Long (16 threads): 16 chunks in segments of 1; 65: of 5 (65 / 16 = 4.06);
-// 128 and more: of 8, windows of 128.
+// 16 chunks: segments of 2 (16 / 8); 20: of 3 (20 / 8 = 2.5); 128 and more: of 16, windows of 128.
 TEST(StatePassingSegments, LengthsAndChunks) {
-  EXPECT_EQ(segments::segment_length<Short>(1), 1);
-  EXPECT_EQ(segments::segment_length<Short>(8), 1);
-  EXPECT_EQ(segments::segment_length<Short>(9), 2);
-  EXPECT_EQ(segments::segment_length<Short>(16), 2);
-  EXPECT_EQ(segments::segment_length<Short>(20), 3);
-  EXPECT_EQ(segments::segment_length<Short>(128), 16);
-  EXPECT_EQ(segments::segment_length<Short>(129), 16);
-  EXPECT_EQ(segments::segment_length<Short>(int64_t{1} << 40), 16);
-  EXPECT_EQ(segments::segment_length<Long>(16), 1);
-  EXPECT_EQ(segments::segment_length<Long>(65), 5);
-  EXPECT_EQ(segments::segment_length<Long>(128), 8);
-  EXPECT_EQ(segments::segment_length<Long>(129), 8);
-  EXPECT_EQ(segments::segment_length<Long>(int64_t{1} << 40), 8);
+  EXPECT_EQ(segments::segment_length(1), 1);
+  EXPECT_EQ(segments::segment_length(8), 1);
+  EXPECT_EQ(segments::segment_length(9), 2);
+  EXPECT_EQ(segments::segment_length(16), 2);
+  EXPECT_EQ(segments::segment_length(20), 3);
+  EXPECT_EQ(segments::segment_length(128), 16);
+  EXPECT_EQ(segments::segment_length(129), 16);
+  EXPECT_EQ(segments::segment_length(int64_t{1} << 40), 16);
   // 20 chunks of 3: segments 0..5 take 3 each (0..17), segment 6 takes 18, 19, segment 7 none.
   EXPECT_EQ(segments::segment_chunks(20, 3, 0, 5).first, 15);
   EXPECT_EQ(segments::segment_chunks(20, 3, 0, 5).count, 3);
   EXPECT_EQ(segments::segment_chunks(20, 3, 0, 6).first, 18);
   EXPECT_EQ(segments::segment_chunks(20, 3, 0, 6).count, 2);
   EXPECT_EQ(segments::segment_chunks(20, 3, 0, 7).count, 0);
-  // 130 chunks, Short: window 0 holds 0..127, segment 7 of it 112..127; window 1 (c0 = 128) segment
-  // 0 holds 128, 129, the rest none. Long: segment 15 of window 0 holds 120..127.
+  // 130 chunks: window 0 holds 0..127; window 1 (c0 = 128) segment 0 holds 128, 129, the rest none.
   EXPECT_EQ(segments::segment_chunks(130, 16, 0, 7).first, 112);
   EXPECT_EQ(segments::segment_chunks(130, 16, 0, 7).count, 16);
   EXPECT_EQ(segments::segment_chunks(130, 16, 128, 0).count, 2);
   EXPECT_EQ(segments::segment_chunks(130, 16, 128, 1).count, 0);
-  EXPECT_EQ(segments::segment_chunks(130, 8, 0, 15).first, 120);
-  EXPECT_EQ(segments::segment_chunks(130, 8, 0, 15).count, 8);
 }
 
 // One segment by hand: scales 1, 0.5, 1 and values 2, 4, 6 from zero: 2, then 0.5 * 2 + 4 = 5, then
@@ -60,19 +48,19 @@ TEST(StatePassingSegments, LengthsAndChunks) {
 // 8 -> 10 -> 9 -> 15, by either fold (0.5 is the extended product 0.5 x 2^0).
 TEST(StatePassingSegments, OneSegmentByHand) {
   const float scale[3] = {1.0f, 0.5f, 1.0f};
-  float value[Short::kSegmentChunks] = {2.0f, 4.0f, 6.0f};
-  const segments::SegmentSum sum = segments::scan_from_zero<Short>(scale, value, 3);
+  float value[segments::kSegmentChunks] = {2.0f, 4.0f, 6.0f};
+  const segments::SegmentSum sum = segments::scan_from_zero(scale, value, 3);
   EXPECT_EQ(sum.end, 11.0f);
   EXPECT_EQ(sum.product, 0.5f);
   for (const float x : scale) EXPECT_TRUE(segments::safe_scale(x)) << x;
-  float product[Short::kSegments], end[Short::kSegments];
-  segments::Extended extended[Short::kSegments];
-  for (int s = 0; s < Short::kSegments; ++s) product[s] = 1.0f, extended[s] = {1.0f, 0}, end[s] = 0.0f;  // empty
+  float product[segments::kSegments], end[segments::kSegments];
+  segments::Extended extended[segments::kSegments];
+  for (int s = 0; s < segments::kSegments; ++s) product[s] = 1.0f, extended[s] = {1.0f, 0}, end[s] = 0.0f;  // empty
   product[0] = sum.product, extended[0] = {0.5f, 0}, end[0] = sum.end;
-  const segments::Folded f = segments::fold_plain<Short>(8.0f, product, end, 1, 0);
+  const segments::Folded f = segments::fold_plain(8.0f, product, end, 1, 0);
   EXPECT_EQ(f.own_entering, 8.0f);
   EXPECT_EQ(f.after, 15.0f);
-  const segments::Folded g = segments::fold_extended<Short>(8.0f, extended, end, 1, 0);
+  const segments::Folded g = segments::fold_extended(8.0f, extended, end, 1, 0);
   EXPECT_EQ(g.own_entering, 8.0f);
   EXPECT_EQ(g.after, 15.0f);
 }
@@ -93,39 +81,38 @@ TEST(StatePassingSegments, SafeScaleRange) {
   EXPECT_FALSE(segments::safe_scale(std::numeric_limits<float>::quiet_NaN()));
 }
 
-// The kernel's walk of one element's chain in shape S, thread by thread as the kernel splits it:
-// the states entering every chunk and the final state. As in the kernel, a window whose scales are
-// all safe takes the plain fold, any other the extended one; `windows_extended` counts the latter.
+// The kernel's walk of one element's chain, thread by thread as the kernel splits it: the states
+// entering every chunk and the final state. As in the kernel, a window whose scales are all safe
+// takes the plain fold, any other the extended one; `windows_extended` counts the latter.
 struct Chain {
   std::vector<float> entering;
   float final_state;
 };
-template <class S>
-Chain segmented_as(const std::vector<float>& scale, const std::vector<float>& value, float initial,
-                   int* windows_extended = nullptr) {
+Chain segmented(const std::vector<float>& scale, const std::vector<float>& value, float initial,
+                int* windows_extended = nullptr) {
   const int64_t NC = static_cast<int64_t>(scale.size());
-  const int length = segments::segment_length<S>(NC);
+  const int length = segments::segment_length(NC);
   Chain out{std::vector<float>(scale.size(), -1.0f), 0.0f};
   float M = initial;
-  for (int64_t c0 = 0; c0 < NC; c0 += int64_t{S::kSegments} * length) {
-    float product[S::kSegments], end[S::kSegments];
-    segments::Extended extended[S::kSegments];
+  for (int64_t c0 = 0; c0 < NC; c0 += int64_t{segments::kSegments} * length) {
+    float product[segments::kSegments], end[segments::kSegments];
+    segments::Extended extended[segments::kSegments];
     bool safe = true;
-    float v[S::kSegments][S::kSegmentChunks] = {};
-    for (int s = 0; s < S::kSegments; ++s) {  // every thread's loads and scan from zero
+    float v[segments::kSegments][segments::kSegmentChunks] = {};
+    for (int s = 0; s < segments::kSegments; ++s) {  // every thread's loads and scan from zero
       const segments::SegmentChunks own = segments::segment_chunks(NC, length, c0, s);
       for (int k = 0; k < own.count; ++k) v[s][k] = value[own.first + k];
       const float* sc = own.count > 0 ? &scale[own.first] : nullptr;
-      const segments::SegmentSum sum = segments::scan_from_zero<S>(sc, v[s], own.count);
+      const segments::SegmentSum sum = segments::scan_from_zero(sc, v[s], own.count);
       product[s] = sum.product, end[s] = sum.end;
       extended[s] = segments::extended_product(sc, own.count);
       for (int k = 0; k < own.count; ++k) safe = safe && segments::safe_scale(sc[k]);  // the kernel's vote
     }
     if (!safe && windows_extended != nullptr) ++*windows_extended;
     float after = M;
-    for (int s = 0; s < S::kSegments; ++s) {  // every thread's fold and walk
-      const segments::Folded f = safe ? segments::fold_plain<S>(M, product, end, 1, s)
-                                      : segments::fold_extended<S>(M, extended, end, 1, s);
+    for (int s = 0; s < segments::kSegments; ++s) {  // every thread's fold and walk
+      const segments::Folded f = safe ? segments::fold_plain(M, product, end, 1, s)
+                                      : segments::fold_extended(M, extended, end, 1, s);
       if (s > 0) {
         EXPECT_EQ(f.after, after) << "threads of one element fold to different states";
       }
@@ -144,12 +131,6 @@ Chain segmented_as(const std::vector<float>& scale, const std::vector<float>& va
   return out;
 }
 
-// The shape every chain takes in the library as built by default.
-Chain segmented(const std::vector<float>& scale, const std::vector<float>& value, float initial,
-                int* windows_extended = nullptr) {
-  return segmented_as<Short>(scale, value, initial, windows_extended);
-}
-
 Chain sequential(const std::vector<float>& scale, const std::vector<float>& value, float initial) {
   Chain out{std::vector<float>(scale.size()), 0.0f};
   float M = initial;
@@ -162,7 +143,7 @@ Chain sequential(const std::vector<float>& scale, const std::vector<float>& valu
 }
 
 // Chains of 1..300 chunks (one and several windows, partial and empty segments), scales 0 (a new
-// sequence) or 1, integer values: exact in fp32, so bit for bit; in both shapes.
+// sequence) or 1, integer values: exact in fp32, so bit for bit.
 TEST(StatePassingSegments, MatchesTheSequentialWalkExactly) {
   std::mt19937 rng(20261205);
   std::uniform_int_distribution<int> small(-50, 50), coin(0, 9);
@@ -173,11 +154,9 @@ TEST(StatePassingSegments, MatchesTheSequentialWalkExactly) {
       value[c] = static_cast<float>(small(rng));
     }
     const float initial = static_cast<float>(small(rng));
-    const Chain want = sequential(scale, value, initial);
-    for (const Chain& got : {segmented_as<Short>(scale, value, initial), segmented_as<Long>(scale, value, initial)}) {
-      for (int c = 0; c < NC; ++c) ASSERT_EQ(got.entering[c], want.entering[c]) << "NC " << NC << ", chunk " << c;
-      ASSERT_EQ(got.final_state, want.final_state) << "NC " << NC;
-    }
+    const Chain want = sequential(scale, value, initial), got = segmented(scale, value, initial);
+    for (int c = 0; c < NC; ++c) ASSERT_EQ(got.entering[c], want.entering[c]) << "NC " << NC << ", chunk " << c;
+    ASSERT_EQ(got.final_state, want.final_state) << "NC " << NC;
   }
 }
 
@@ -252,7 +231,7 @@ TEST(StatePassingSegments, ExtendedProductRoundsEachMultiplyOnce) {
     segments::Extended p{1.0f, 0};
     double mantissa = 1.0;  // the reference: a float significand in [0.5, 1) and a power of two
     int exponent = 0;
-    for (int k = 0; k < 16; ++k) {
+    for (int k = 0; k < segments::kSegmentChunks; ++k) {
       float scale = std::ldexp(significand(rng), power(rng) % 60);  // within double's range over 16
       if (k % 5 == 4) scale = std::ldexp(significand(rng), power(rng));  // sometimes anywhere
       if (coin(rng)) scale = -scale;
@@ -270,17 +249,17 @@ TEST(StatePassingSegments, ExtendedProductRoundsEachMultiplyOnce) {
 // product, about 2^-146.4, is subnormal in fp32 (digits lost), so the segment takes the extended
 // product, equal to a multiply-by-multiply rounding to 24 bits with an unbounded exponent.
 TEST(StatePassingSegments, ScalesPastTheSafeRangeTakeTheExtendedProduct) {
-  float scale[16];
+  float scale[segments::kSegmentChunks];
   double mantissa = 1.0;
   int exponent = 0;
-  for (int k = 0; k < 16; ++k) {
+  for (int k = 0; k < segments::kSegmentChunks; ++k) {
     scale[k] = std::ldexp(0.9f, -9);
     int e = 0;
     mantissa = static_cast<float>(std::frexp(mantissa * static_cast<double>(scale[k]), &e));
     exponent += e;
   }
   EXPECT_FALSE(segments::safe_scale(scale[0]));
-  const segments::Extended p = segments::extended_product(scale, 16);
+  const segments::Extended p = segments::extended_product(scale, segments::kSegmentChunks);
   EXPECT_EQ(value_of(p), std::ldexp(mantissa, exponent));
   EXPECT_LT(value_of(p), static_cast<double>(std::numeric_limits<float>::min()));  // outside fp32's normals
 }
@@ -316,13 +295,12 @@ TEST(StatePassingSegments, CarryRoundsTheExactProductOnce) {
 }
 
 // Random chains (scales in [0.5, 1], one in 20 of them divided by 256, outside the safe range, so
-// that windows take both folds; values in [-1, 1], 1..300 chunks, a random entering state), in
-// shape S: every state the segments give is within the contract's bound of the float64 walk,
-// |got - exact| <= k u_acc phi(n) S with u_acc = 2^-24, phi(n) = sqrt(n) + 4 over the n chunks
-// before it, S the walk on absolute values and k = 2, the low end of tolerance.md's calibrated 2 to
-// 4: associating the chain by segments costs no more than the rule allows any fp32 order.
-template <class S>
-void expect_within_the_tolerance_rule() {
+// that windows take both folds; values in [-1, 1], 1..300 chunks, a random entering state):
+// every state the segments give is within the contract's bound of the float64 walk, |got - exact|
+// <= k u_acc phi(n) S with u_acc = 2^-24, phi(n) = sqrt(n) + 4 over the n chunks before it, S the
+// walk on absolute values and k = 2, the low end of tolerance.md's calibrated 2 to 4: associating
+// the chain by segments costs no more than the rule allows any fp32 order.
+TEST(StatePassingSegments, WithinTheToleranceRule) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> decay(0.5f, 1.0f), value_of(-1.0f, 1.0f);
   std::uniform_int_distribution<int> rare(0, 19);
@@ -332,8 +310,8 @@ void expect_within_the_tolerance_rule() {
     std::vector<float> scale(NC), value(NC);
     for (int c = 0; c < NC; ++c) scale[c] = decay(rng) * (rare(rng) == 0 ? 1.0f / 256 : 1.0f), value[c] = value_of(rng);
     const float initial = value_of(rng);
-    const Chain got = segmented_as<S>(scale, value, initial, &windows_extended);
-    const int64_t window = int64_t{S::kSegments} * segments::segment_length<S>(NC);
+    const Chain got = segmented(scale, value, initial, &windows_extended);
+    const int64_t window = int64_t{segments::kSegments} * segments::segment_length(NC);
     windows += static_cast<int>((NC + window - 1) / window);
     double exact = initial, magnitude = std::fabs(initial);
     for (int c = 0; c <= NC; ++c) {
@@ -351,11 +329,6 @@ void expect_within_the_tolerance_rule() {
   EXPECT_GT(worst, 0.0);  // the comparison saw rounding, so the test can fail
   EXPECT_GT(windows_extended, 0);        // both folds were checked
   EXPECT_LT(windows_extended, windows);
-}
-
-TEST(StatePassingSegments, WithinTheToleranceRule) {
-  expect_within_the_tolerance_rule<Short>();
-  expect_within_the_tolerance_rule<Long>();
 }
 
 }  // namespace

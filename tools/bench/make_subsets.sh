@@ -7,8 +7,8 @@
 #     SOURCE.cu:-DNAME=VALUE     the source recompiled with a build option (a variant library
 #                                recompiles its candidates' sources with every candidate's options,
 #                                so each option must be one that only its own source reads)
-#   e.g. tools/bench/make_subsets.sh state_passing_fast.cu:-DSTATE_PASSING_LONG_PAST=64 \
-#          chunk_scan_tc.cu:-DSCAN_SHARE_TAIL=1
+#   e.g. tools/bench/make_subsets.sh state_passing_fast.cu:-DSTATE_PASSING_SEGMENTS_PAST=32 \
+#          chunk_scan_tc.cu=/tmp/chunk_scan_tc.cu
 # Candidate i (from the left) is bit i of the name: with three candidates, sub_100 holds the
 # first alone and sub_011 the second and third. Builds BUILD/variants/sub_<bits>.so with
 # make_variant.sh (ninja's own compile and link lines; BUILD is $SSD_BUILD_DIR, default build/),

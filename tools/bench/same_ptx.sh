@@ -6,7 +6,7 @@
 # kernel, which then needs no new GPU verification.
 #   tools/bench/same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...]
 #   e.g. tools/bench/same_ptx.sh HEAD~1 chunk_scan.cu chunk_state.cu
-#        tools/bench/same_ptx.sh main state_passing_fast.cu -- -DSTATE_PASSING_LONG_PAST=64
+#        tools/bench/same_ptx.sh main state_passing_fast.cu -- -DSTATE_PASSING_SEGMENTS_PAST=32
 # NVCC_FLAGs go to both compiles (a build option's other setting). --ignore-names pairs kernels whose
 # names changed (a template parameter added). BUILD is $SSD_BUILD_DIR, default
 # build/ of this checkout, configured (ninja). Exit 0 where every file's PTX is equivalent, 1 where
