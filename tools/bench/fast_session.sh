@@ -25,7 +25,9 @@
 #                                         racecheck on the candidate (smoke problems), memcheck on all of
 #                                         fast_problems.txt beside them (at most SSD_MEMCHECK_SECONDS,
 #                                         default 400), the full-size workloads of SSD_WORKLOAD_OPS
-#                                         (default mamba2,chunk_scan), the campaign's end
+#                                         (default mamba2,chunk_scan), the campaign's end (verify-start
+#                                         prints when: the call's limit must fall after it, or
+#                                         SSD_FINISH_BY seconds stop the campaign early with its summary)
 #   bash BUNDLE/fast_session.sh verify-once
 #                                         the whole verification in one call, where a second call may not
 #                                         come (machines scarce): the campaign (SSD_FUZZ_SECONDS, default
@@ -183,7 +185,10 @@ case "${1:-}" in
         </dev/null) &
     done
     date -u +%T >"$campaign/started"
-    echo "campaign started $(cat "$campaign/started")"
+    ends=$(($(date +%s) + ${SSD_FUZZ_SECONDS:-610}))
+    echo "$ends" >"$campaign/ends"
+    # The next call, verify-finish, needs a limit past this (it waits for the campaign's end).
+    echo "campaign started $(cat "$campaign/started"), ends at $(date -u -d "@$ends" +%T)"
     timeout 300 "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" --gtest_filter='-GpuWorkloads.*' \
       >"$out/verify_tests.txt" 2>&1
     tests_rc=$?
@@ -205,6 +210,8 @@ case "${1:-}" in
   verify-finish)
     campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
+    began=$(date +%s)
+    case ${SSD_FINISH_BY:-0} in ''|*[!0-9]*) echo "SSD_FINISH_BY is whole seconds, not '$SSD_FINISH_BY'" >&2; exit 2 ;; esac
     # memcheck on fast_problems.txt beside the smoke sanitizers and the full-size workloads: the three
     # take longer one after another than the campaign has left.
     memcheck_problems "$campaign/libssd-kernels-cuda.so" verify_ &
@@ -219,8 +226,22 @@ case "${1:-}" in
     wait "$memcheck_pid"
     tail -2 "$out/verify_memcheck_problems.txt"
     save
-    echo "campaign started $(cat "$campaign/started"), now $(date -u +%T)"
-    while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do sleep 3; done
+    echo "campaign started $(cat "$campaign/started"), now $(date -u +%T), ends in $(($(cat "$campaign/ends") - $(date +%s))) s"
+    # The shards' logs so far are saved while it runs, so a call cut at its limit still returns any
+    # failure printed. SSD_FINISH_BY (seconds after this phase began) stops a campaign still running
+    # then with SIGTERM, on which each shard prints its summary of the cases run ("stopped by
+    # SIGTERM"): a verdict on a shorter campaign, where the call's limit falls before its end.
+    stopped=
+    while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do
+      for shard in 0 1; do cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"; done
+      save
+      if [ -z "$stopped" ] && [ -n "${SSD_FINISH_BY:-}" ] && [ $(($(date +%s) - began)) -ge "$SSD_FINISH_BY" ]; then
+        echo "campaign stopped by SIGTERM at $(date -u +%T) (SSD_FINISH_BY=$SSD_FINISH_BY)"
+        pkill -TERM -f "ssd-fuzz --kernels $campaign"
+        stopped=1
+      fi
+      sleep 1
+    done
     for shard in 0 1; do
       cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"
       grep -E "^\|" "$campaign/shard$shard.txt"

@@ -15,8 +15,10 @@ from standin import executable, options
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "fast_session.sh"
 CAMPAIGN_SECONDS = 4
 
-# ssd-fuzz: a campaign (--time T) sleeps T seconds and prints a result line; a problem file passes.
-FUZZ = "#!/bin/sh\n" + options("time", time=0) + """[ "$time" != 0 ] && sleep "$time"
+# ssd-fuzz: a campaign (--time T) sleeps T seconds and prints a result line, or its summary at once
+# on SIGTERM, as the real one does; a problem file passes.
+FUZZ = "#!/bin/sh\n" + options("time", time=0) + """trap 'echo "no failures after 1 s (stand-in, stopped by SIGTERM)"; exit 0' TERM
+[ "$time" != 0 ] && { sleep "$time" & wait $!; }
 echo "| op | cases |"
 echo "no failures after $time s (stand-in)"
 """
@@ -49,10 +51,11 @@ def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
     executable(tools / "compute-sanitizer", sanitizer)
     env = dict(os.environ, OUT=str(out), SSD_CAMPAIGN_DIR=str(tmp_path / "campaign"),
                SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2",
-               PATH=f"{tools}:{os.environ.get('PATH', '')}", **extra)
+               PATH=f"{tools}:{os.environ.get('PATH', '')}")
+    env.update(extra)
     # Through a pipe, which only closes when every process holding the script's stdout has ended.
     started = time.monotonic()
-    shell = subprocess.run(["bash", "-c", f"bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
+    shell = subprocess.run(["bash", "-c", f"set -o pipefail; bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
                            capture_output=True, text=True, timeout=60)
     return shell, time.monotonic() - started
 
@@ -62,6 +65,7 @@ def test_verify_start_returns_while_the_campaign_runs(tmp_path):
     start, seconds = run_phase(here, tmp_path, "verify-start", tmp_path / "out1")
     assert start.returncode == 0, start.stdout
     assert "campaign started" in start.stdout and "keep: candidate" in start.stdout
+    assert ", ends at " in start.stdout, start.stdout
     # The campaign sleeps CAMPAIGN_SECONDS; the call must not have waited for it.
     assert seconds < CAMPAIGN_SECONDS - 1, start.stdout
     assert (tmp_path / "out1" / "verify-start.tgz").is_file()
@@ -72,6 +76,28 @@ def test_verify_start_returns_while_the_campaign_runs(tmp_path):
     assert finish.stdout.count(f"no failures after {CAMPAIGN_SECONDS} s (stand-in)") == 2, finish.stdout
     for shard in (0, 1):
         assert "no failures" in (tmp_path / "campaign" / f"shard{shard}.txt").read_text()
+
+
+def test_verify_finish_stops_the_campaign_at_finish_by_with_its_summary(tmp_path):
+    here = bundle(tmp_path)
+    start, _ = run_phase(here, tmp_path, "verify-start", tmp_path / "out1", SSD_FUZZ_SECONDS="30")
+    assert start.returncode == 0, start.stdout
+    finish, seconds = run_phase(here, tmp_path, "verify-finish", tmp_path / "out2", SSD_FINISH_BY="1")
+    assert finish.returncode == 0, finish.stdout
+    # Stopped long before its 30 s, each shard's summary printed and returned in the archive.
+    assert seconds < 15, finish.stdout
+    assert "campaign stopped by SIGTERM" in finish.stdout, finish.stdout
+    assert finish.stdout.count("stopped by SIGTERM)") == 2, finish.stdout
+    with tarfile.open(tmp_path / "out2" / "verify-finish.tgz") as archive:
+        shard = archive.extractfile("./verify_shard0.txt").read().decode()
+    assert "stopped by SIGTERM" in shard, shard
+
+
+def test_verify_finish_rejects_a_finish_by_that_is_not_seconds(tmp_path):
+    here = bundle(tmp_path)
+    run_phase(here, tmp_path, "verify-start", tmp_path / "out1")
+    finish, _ = run_phase(here, tmp_path, "verify-finish", tmp_path / "out2", SSD_FINISH_BY="5m")
+    assert finish.returncode == 2 and "SSD_FINISH_BY" in finish.stdout, finish.stdout
 
 
 def test_verify_once_runs_every_step_and_ends_with_the_campaign(tmp_path):
