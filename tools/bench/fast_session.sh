@@ -41,6 +41,11 @@
 #                                         SSD_VERIFY_ROUNDS alternating rounds (default 2), and judged as
 #                                         verify-start judges (once_ab.txt, once_keep.txt); SSD_MEMCHECK_OPS
 #                                         narrows memcheck's problems where the device time left is short
+#   bash BUNDLE/fast_session.sh table   the table of the issue: mamba_ssm timed by time_mamba_ssm.py
+#                                         (SSD_MAMBA_DIR holds its package, tools/bench/mamba_subset.sh;
+#                                         at most SSD_MAMBA_SECONDS, default 300; all 36 workloads took
+#                                         152 s with autotuning), then ssd-bench of the bundle's library
+#                                         with --against those times and --targets, in the same call
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -303,6 +308,26 @@ case "${1:-}" in
       tail -1 "$out/once_shard$shard.txt"
     done
     ;;
+  table)
+    # mamba_ssm's Triton kernels timed by time_mamba_ssm.py, then ssd-bench of the bundle's library
+    # against those times with the workloads' targets: the table, both timed in one call on one GPU.
+    mamba=${SSD_MAMBA_DIR:-}
+    [ -d "$mamba/mamba_ssm" ] ||
+      { echo "table: SSD_MAMBA_DIR='$mamba' holds no mamba_ssm/ (tools/bench/mamba_subset.sh makes one)" >&2; exit 2; }
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,driver_version --format=csv,noheader |
+      tee "$out/gpu.txt"
+    timeout "${SSD_MAMBA_SECONDS:-300}" python3 "$here/time_mamba_ssm.py" --mamba "$mamba" --out "$out/mamba_ssm.json" \
+      >"$out/mamba_ssm.txt" 2>&1
+    echo "time_mamba_ssm.py exit $?"
+    save
+    [ -s "$out/mamba_ssm.json" ] || { tail -5 "$out/mamba_ssm.txt"; echo "table: no mamba_ssm times"; exit 1; }
+    timeout 240 "$here/ssd-bench" --kernels "$lib" --max-seconds 0.5 --against "$out/mamba_ssm.json" \
+      --against-name mamba_ssm --targets "$here/workload_targets.json" --json "$out/table.json" >"$out/table.txt" 2>&1
+    rc=$?
+    echo "ssd-bench exit $rc"
+    grep -vE "^\| [A-Z]" "$out/table.txt" | tail -30  # the tallies and geometric means below the rows
+    exit $rc
+    ;;
   profile)
     kernel=${2:?usage: fast_session.sh profile KERNEL OPS FILTER}
     profile_ops=${3:?usage: fast_session.sh profile KERNEL OPS FILTER}
@@ -318,7 +343,7 @@ case "${1:-}" in
     python3 "$here/sass_profile.py" "$out/$name.csv" | tee "$out/$name.md"
     ;;
   *)
-    echo "usage: fast_session.sh time|tests|workloads|checks|verify-start|verify-finish|verify-once|profile" >&2
+    echo "usage: fast_session.sh time|tests|workloads|checks|verify-start|verify-finish|verify-once|table|profile" >&2
     exit 2
     ;;
 esac

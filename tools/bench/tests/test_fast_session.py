@@ -5,6 +5,7 @@ verify-once runs every step in one call and ends with the campaign, times SSD_VE
 and gives memcheck the problems of SSD_MEMCHECK_OPS alone."""
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tarfile
@@ -177,3 +178,43 @@ def test_verify_once_compares_with_the_library_before(tmp_path):
             assert f"{which}.bench.{round_}.json" in names, names
     assert "2.000" in logs["once_ab.txt"], logs["once_ab.txt"]
     assert "candidate" in logs["once_keep.txt"], logs["once_keep.txt"]
+
+
+# time_mamba_ssm.py: writes one workload's time to --out and names the package folder it was given.
+TIME_MAMBA = """import json, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+print("mamba folder", args["--mamba"])
+json.dump({"mamba2:bf16 b1 s2048 h80 p64 g1 n128 q256 +softplus fill=bench seed=0": 97.5}, open(args["--out"], "w"))
+"""
+
+
+def table_bundle(tmp_path):
+    here = bundle(tmp_path)
+    executable(here / "ssd-bench", BENCH)
+    (here / "time_mamba_ssm.py").write_text(TIME_MAMBA)
+    (here / "workload_targets.json").write_text("{}")
+    (tmp_path / "tools").mkdir()
+    executable(tmp_path / "tools" / "nvidia-smi", "#!/bin/sh\necho 'Stand-in GPU, 1980 MHz'\n")
+    return here
+
+
+def test_table_times_mamba_ssm_then_ours_against_it(tmp_path):
+    here = table_bundle(tmp_path)
+    (tmp_path / "mamba" / "mamba_ssm").mkdir(parents=True)
+    table, _ = run_phase(here, tmp_path, "table", tmp_path / "out", SSD_MAMBA_DIR=str(tmp_path / "mamba"))
+    assert table.returncode == 0, table.stdout
+    with tarfile.open(tmp_path / "out" / "table.tgz") as archive:
+        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
+                for m in archive.getmembers() if m.isfile()}
+    assert f"mamba folder {tmp_path / 'mamba'}" in logs["mamba_ssm.txt"]
+    assert "97.5" in logs["mamba_ssm.json"] and "Stand-in GPU" in logs["gpu.txt"]
+    # ssd-bench read this call's mamba_ssm times, with the targets, and wrote the table's JSON.
+    bench = logs["table.txt"]
+    assert re.search(r"--against (\S+)/mamba_ssm\.json --against-name mamba_ssm .*--json \1/table\.json", bench), bench
+    assert f"--targets {here}/workload_targets.json" in bench, bench
+
+
+def test_table_needs_the_mamba_ssm_package(tmp_path):
+    here = table_bundle(tmp_path)
+    table, _ = run_phase(here, tmp_path, "table", tmp_path / "out", SSD_MAMBA_DIR=str(tmp_path / "nowhere"))
+    assert table.returncode == 2 and "SSD_MAMBA_DIR" in table.stdout, table.stdout
