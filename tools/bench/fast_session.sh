@@ -172,6 +172,8 @@ case "${1:-}" in
     timeout 150 "$here/fuzz.sh" --time "${SSD_FUZZ_SECONDS:-120}" 2>&1 | tee "$out/fuzz.txt" | tail -25
     ;;
   verify-start)
+    [[ ${SSD_FUZZ_SECONDS:-610} =~ ^[0-9]+(\.[0-9]+)?$ ]] ||
+      { echo "SSD_FUZZ_SECONDS is seconds (e.g. 610), not '$SSD_FUZZ_SECONDS'" >&2; exit 2; }
     prev="$here/before/libssd-kernels-cuda.so"
     [ -f "$prev" ] && time_against_before "$out/verify_ab" 1 "${SSD_VERIFY_OPS:-}"
     # Then the campaign, on the candidate, beside the tests: device time is what bounds a session,
@@ -190,10 +192,12 @@ case "${1:-}" in
         </dev/null) &
     done
     date -u +%T >"$campaign/started"
-    ends=$(($(date +%s) + ${SSD_FUZZ_SECONDS:-610}))
+    seconds=${SSD_FUZZ_SECONDS:-610}
+    ends=$(($(date +%s) + ${seconds%.*} + 1))
     echo "$ends" >"$campaign/ends"
-    # The next call, verify-finish, needs a limit past this (it waits for the campaign's end).
-    echo "campaign started $(cat "$campaign/started"), ends at $(date -u -d "@$ends" +%T)"
+    # The next call, verify-finish, needs a limit past this (it waits for the campaign's end; the
+    # last case and any shrinking come after it).
+    echo "campaign started $(cat "$campaign/started"), ends at about $(date -u -d "@$ends" +%T)"
     timeout 300 "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" --gtest_filter='-GpuWorkloads.*' \
       >"$out/verify_tests.txt" 2>&1
     tests_rc=$?
@@ -215,8 +219,28 @@ case "${1:-}" in
   verify-finish)
     campaign=${SSD_CAMPAIGN_DIR:-/tmp/ssd-campaign}
     [ -f "$campaign/started" ] || { echo "no campaign here: verify-start runs first, in the call before"; exit 1; }
-    began=$(date +%s)
-    case ${SSD_FINISH_BY:-0} in ''|*[!0-9]*) echo "SSD_FINISH_BY is whole seconds, not '$SSD_FINISH_BY'" >&2; exit 2 ;; esac
+    finish_by=${SSD_FINISH_BY:-0}
+    case $finish_by in
+      ''|*[!0-9]*) echo "SSD_FINISH_BY is whole seconds (0: wait for the campaign's end), not '$finish_by'" >&2; exit 2 ;;
+    esac
+    shards="ssd-fuzz --kernels $campaign/libssd-kernels-cuda.so"
+    # While the campaign runs, a watcher copies the shards' logs among this phase's (each save returns
+    # them, so a call cut at its limit still has every failure printed so far) and, SSD_FINISH_BY
+    # seconds after this phase began (0: never), stops the shards with SIGTERM, on which each prints
+    # its summary of the cases it ran ("stopped by SIGTERM"): a verdict on a shorter campaign, where
+    # the call's limit falls before the campaign's end.
+    (
+      began=$(date +%s) stopped=
+      while pgrep -f "$shards" >/dev/null; do
+        for shard in 0 1; do cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"; done
+        if [ -z "$stopped" ] && [ "$finish_by" -gt 0 ] && [ $(($(date +%s) - began)) -ge "$finish_by" ]; then
+          pkill -TERM -f "$shards" && echo "campaign stopped by SIGTERM at $(date -u +%T) (SSD_FINISH_BY=$finish_by)"
+          stopped=1
+        fi
+        sleep 2
+      done
+    ) &
+    watcher=$!
     # memcheck on fast_problems.txt beside the smoke sanitizers and the full-size workloads: the three
     # take longer one after another than the campaign has left.
     memcheck_problems "$campaign/libssd-kernels-cuda.so" verify_ &
@@ -231,21 +255,10 @@ case "${1:-}" in
     wait "$memcheck_pid"
     tail -2 "$out/verify_memcheck_problems.txt"
     save
-    echo "campaign started $(cat "$campaign/started"), now $(date -u +%T), ends in $(($(cat "$campaign/ends") - $(date +%s))) s"
-    # The shards' logs so far are saved while it runs, so a call cut at its limit still returns any
-    # failure printed. SSD_FINISH_BY (seconds after this phase began) stops a campaign still running
-    # then with SIGTERM, on which each shard prints its summary of the cases run ("stopped by
-    # SIGTERM"): a verdict on a shorter campaign, where the call's limit falls before its end.
-    stopped=
-    while pgrep -f "ssd-fuzz --kernels $campaign" >/dev/null; do
-      for shard in 0 1; do cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"; done
+    echo "campaign started $(cat "$campaign/started"), now $(date -u +%T), ends in about $(($(cat "$campaign/ends") - $(date +%s))) s"
+    while kill -0 "$watcher" 2>/dev/null; do
+      sleep 2
       save
-      if [ -z "$stopped" ] && [ -n "${SSD_FINISH_BY:-}" ] && [ $(($(date +%s) - began)) -ge "$SSD_FINISH_BY" ]; then
-        echo "campaign stopped by SIGTERM at $(date -u +%T) (SSD_FINISH_BY=$SSD_FINISH_BY)"
-        pkill -TERM -f "ssd-fuzz --kernels $campaign"
-        stopped=1
-      fi
-      sleep 1
     done
     for shard in 0 1; do
       cp "$campaign/shard$shard.txt" "$out/verify_shard$shard.txt"

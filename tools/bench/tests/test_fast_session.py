@@ -7,6 +7,7 @@ import os
 import pathlib
 import re
 import shutil
+import signal
 import subprocess
 import tarfile
 import time
@@ -18,7 +19,8 @@ CAMPAIGN_SECONDS = 4
 
 # ssd-fuzz: a campaign (--time T) sleeps T seconds and prints a result line, or its summary at once
 # on SIGTERM, as the real one does; a problem file passes.
-FUZZ = "#!/bin/sh\n" + options("time", time=0) + """trap 'echo "no failures after 1 s (stand-in, stopped by SIGTERM)"; exit 0' TERM
+FUZZ = "#!/bin/sh\n" + options("time", time=0) + """echo "ssd-fuzz stand-in: $time s"
+trap 'echo "no failures after 1 s (stand-in, stopped by SIGTERM)"; exit 0' TERM
 [ "$time" != 0 ] && { sleep "$time" & wait $!; }
 echo "| op | cases |"
 echo "no failures after $time s (stand-in)"
@@ -46,7 +48,7 @@ def bundle(tmp_path):
     return here
 
 
-def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
+def phase_env(tmp_path, out, sanitizer=SANITIZER, **extra):
     tools = tmp_path / "tools"
     tools.mkdir(exist_ok=True)
     executable(tools / "compute-sanitizer", sanitizer)
@@ -54,6 +56,11 @@ def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
                SSD_FUZZ_SECONDS=str(CAMPAIGN_SECONDS), SSD_WORKLOAD_OPS="mamba2",
                PATH=f"{tools}:{os.environ.get('PATH', '')}")
     env.update(extra)
+    return env
+
+
+def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
+    env = phase_env(tmp_path, out, sanitizer, **extra)
     # Through a pipe, which only closes when every process holding the script's stdout has ended.
     started = time.monotonic()
     shell = subprocess.run(["bash", "-c", f"set -o pipefail; bash {here}/fast_session.sh {phase} 2>&1 | cat"], env=env,
@@ -92,6 +99,29 @@ def test_verify_finish_stops_the_campaign_at_finish_by_with_its_summary(tmp_path
     with tarfile.open(tmp_path / "out2" / "verify-finish.tgz") as archive:
         shard = archive.extractfile("./verify_shard0.txt").read().decode()
     assert "stopped by SIGTERM" in shard, shard
+
+
+def test_verify_finish_cut_at_its_limit_still_returns_the_shards_logs(tmp_path):
+    here = bundle(tmp_path)
+    start, _ = run_phase(here, tmp_path, "verify-start", tmp_path / "out1", SSD_FUZZ_SECONDS="30")
+    assert start.returncode == 0, start.stdout
+    # A device call's limit: the phase and its children killed while the campaign runs on.
+    finish = subprocess.Popen(["bash", str(here / "fast_session.sh"), "verify-finish"], start_new_session=True,
+                              env=phase_env(tmp_path, tmp_path / "out2"), stdout=subprocess.DEVNULL)
+    time.sleep(6)
+    os.killpg(finish.pid, signal.SIGKILL)
+    finish.wait()
+    subprocess.run(["pkill", "-f", str(tmp_path / "campaign")])  # the stand-in campaign's rest
+    with tarfile.open(tmp_path / "out2" / "verify-finish.tgz") as archive:
+        shard = archive.extractfile("./verify_shard0.txt").read().decode()
+    assert "ssd-fuzz stand-in: 30 s" in shard, shard
+
+
+def test_verify_start_rejects_campaign_seconds_that_are_not_a_number(tmp_path):
+    here = bundle(tmp_path)
+    start, _ = run_phase(here, tmp_path, "verify-start", tmp_path / "out1", SSD_FUZZ_SECONDS="10m")
+    assert start.returncode == 2 and "SSD_FUZZ_SECONDS" in start.stdout, start.stdout
+    assert not (tmp_path / "campaign").exists()
 
 
 def test_verify_finish_rejects_a_finish_by_that_is_not_seconds(tmp_path):
@@ -218,3 +248,13 @@ def test_table_needs_the_mamba_ssm_package(tmp_path):
     here = table_bundle(tmp_path)
     table, _ = run_phase(here, tmp_path, "table", tmp_path / "out", SSD_MAMBA_DIR=str(tmp_path / "nowhere"))
     assert table.returncode == 2 and "SSD_MAMBA_DIR" in table.stdout, table.stdout
+
+
+def test_table_stops_without_mamba_ssm_times(tmp_path):
+    here = table_bundle(tmp_path)
+    (here / "time_mamba_ssm.py").write_text("import sys\nprint('triton: no GPU')\nsys.exit(1)\n")
+    (tmp_path / "mamba" / "mamba_ssm").mkdir(parents=True)
+    table, _ = run_phase(here, tmp_path, "table", tmp_path / "out", SSD_MAMBA_DIR=str(tmp_path / "mamba"))
+    # ssd-bench is not run against nothing: the phase fails and says why.
+    assert table.returncode == 1 and "table: no mamba_ssm times" in table.stdout, table.stdout
+    assert "stand-in ops" not in table.stdout, table.stdout

@@ -8,6 +8,8 @@ import subprocess
 SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "mamba_subset.sh"
 NEEDED = ["mamba_ssm/ops/__init__.py", "mamba_ssm/ops/triton/__init__.py",
           "mamba_ssm/ops/triton/ssd_combined.py", "mamba_ssm/ops/triton/ssd_bmm.py",
+          "mamba_ssm/ops/triton/ssd_chunk_scan.py", "mamba_ssm/ops/triton/ssd_chunk_state.py",
+          "mamba_ssm/ops/triton/ssd_state_passing.py",
           "mamba_ssm/ops/triton/selective_state_update.py", "mamba_ssm/ops/triton/softplus.py",
           "mamba_ssm/ops/triton/layernorm_gated.py", "mamba_ssm/ops/triton/k_activations.py",
           "mamba_ssm/utils/__init__.py", "mamba_ssm/utils/determinism.py", "mamba_ssm/utils/torch.py"]
@@ -53,6 +55,17 @@ def test_bad_arguments_write_nothing(tmp_path):
     result = run(repo, dest)
     assert result.returncode == 2 and "argument 'DEST'" in result.stderr, result.stderr
     assert (dest / "keep.txt").read_text() == "mine"
+
+    # A leftover DEST.part is not taken for its own and removed.
+    (tmp_path / "fresh.part").mkdir()
+    (tmp_path / "fresh.part" / "keep.txt").write_text("mine")
+    result = run(repo, tmp_path / "fresh")
+    assert result.returncode == 2 and "fresh.part exists" in result.stderr, result.stderr
+    assert (tmp_path / "fresh.part" / "keep.txt").read_text() == "mine"
+    result = run(repo / "mamba_ssm", tmp_path / "fresh2")
+    assert result.returncode == 2 and "not its top" in result.stderr, result.stderr
+    result = run(repo, "")
+    assert result.returncode == 2 and "argument 'DEST': empty" in result.stderr, result.stderr
 
     other = tmp_path / "other"
     result = run(repo, other, "no-such-rev")
