@@ -59,6 +59,13 @@ def phase_env(tmp_path, out, sanitizer=SANITIZER, **extra):
     return env
 
 
+def phase_logs(archive_path):
+    """File name -> text of every file in a phase's archive (fast_session.sh's $OUT/<phase>.tgz)."""
+    with tarfile.open(archive_path) as archive:
+        return {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
+                for m in archive.getmembers() if m.isfile()}
+
+
 def run_phase(here, tmp_path, phase, out, sanitizer=SANITIZER, **extra):
     env = phase_env(tmp_path, out, sanitizer, **extra)
     # Through a pipe, which only closes when every process holding the script's stdout has ended.
@@ -96,8 +103,7 @@ def test_verify_finish_stops_the_campaign_at_finish_by_with_its_summary(tmp_path
     assert seconds < 15, finish.stdout
     assert "campaign stopped by SIGTERM" in finish.stdout, finish.stdout
     assert finish.stdout.count("stopped by SIGTERM)") == 2, finish.stdout
-    with tarfile.open(tmp_path / "out2" / "verify-finish.tgz") as archive:
-        shard = archive.extractfile("./verify_shard0.txt").read().decode()
+    shard = phase_logs(tmp_path / "out2" / "verify-finish.tgz")["verify_shard0.txt"]
     assert "stopped by SIGTERM" in shard, shard
 
 
@@ -112,8 +118,7 @@ def test_verify_finish_cut_at_its_limit_still_returns_the_shards_logs(tmp_path):
     os.killpg(finish.pid, signal.SIGKILL)
     finish.wait()
     subprocess.run(["pkill", "-f", str(tmp_path / "campaign")])  # the stand-in campaign's rest
-    with tarfile.open(tmp_path / "out2" / "verify-finish.tgz") as archive:
-        shard = archive.extractfile("./verify_shard0.txt").read().decode()
+    shard = phase_logs(tmp_path / "out2" / "verify-finish.tgz")["verify_shard0.txt"]
     assert "ssd-fuzz stand-in: 30 s" in shard, shard
 
 
@@ -141,9 +146,7 @@ def test_verify_once_runs_every_step_and_ends_with_the_campaign(tmp_path):
     for line in ("GPU tests exit 0", "GPU tests with SSD_GPU_WGMMA=0 exit 0", "fast_problems.txt exit 0",
                  "full-size workloads exit 0", "memcheck (fast_problems.txt) exit 0, 0 problems", "racecheck exit 0"):
         assert line in once.stdout, (line, once.stdout)
-    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
-        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
-                for m in archive.getmembers() if m.isfile()}
+    logs = phase_logs(tmp_path / "out" / "verify-once.tgz")
     # The fallback tests ran with the wgmma kernels switched off, the others with them on.
     assert "SSD_GPU_WGMMA=0" in logs["once_fallback_tests.txt"]
     assert "SSD_GPU_WGMMA=unset" in logs["once_tests.txt"]
@@ -173,9 +176,7 @@ def test_verify_once_times_the_ops_named_and_narrows_memcheck(tmp_path):
     assert once.returncode == 0, once.stdout
     assert "| SSDStatePassingFwd | stand-in ops --kernels" in once.stdout and "--ops state_passing" in once.stdout
     assert "memcheck (fast_problems.txt) exit 0, 1 problems" in once.stdout, once.stdout
-    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
-        member = next(m for m in archive.getmembers() if m.name.endswith("once_memcheck_problems.txt"))
-        memcheck = archive.extractfile(member).read().decode()
+    memcheck = phase_logs(tmp_path / "out" / "verify-once.tgz")["once_memcheck_problems.txt"]
     assert "given: state_passing:f16" in memcheck and "chunk_scan" not in memcheck, memcheck
 
 
@@ -198,10 +199,8 @@ def test_verify_once_compares_with_the_library_before(tmp_path):
     once, _ = run_phase(here, tmp_path, "verify-once", tmp_path / "out", SSD_VERIFY_BENCH_OPS="state_passing",
                         SSD_VERIFY_ROUNDS="3")
     assert once.returncode == 0, once.stdout
-    with tarfile.open(tmp_path / "out" / "verify-once.tgz") as archive:
-        names = {pathlib.PurePath(m.name).name for m in archive.getmembers() if m.isfile()}
-        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
-                for m in archive.getmembers() if m.name.endswith(("once_ab.txt", "once_keep.txt"))}
+    logs = phase_logs(tmp_path / "out" / "verify-once.tgz")
+    names = set(logs)
     # Three alternating rounds of each library, compared by median: before / after = 2 / 1.
     for which in ("before", "after"):
         for round_ in (1, 2, 3):
@@ -233,9 +232,7 @@ def test_table_times_mamba_ssm_then_ours_against_it(tmp_path):
     (tmp_path / "mamba" / "mamba_ssm").mkdir(parents=True)
     table, _ = run_phase(here, tmp_path, "table", tmp_path / "out", SSD_MAMBA_DIR=str(tmp_path / "mamba"))
     assert table.returncode == 0, table.stdout
-    with tarfile.open(tmp_path / "out" / "table.tgz") as archive:
-        logs = {pathlib.PurePath(m.name).name: archive.extractfile(m).read().decode()
-                for m in archive.getmembers() if m.isfile()}
+    logs = phase_logs(tmp_path / "out" / "table.tgz")
     assert f"mamba folder {tmp_path / 'mamba'}" in logs["mamba_ssm.txt"]
     assert "97.5" in logs["mamba_ssm.json"] and "Stand-in GPU" in logs["gpu.txt"]
     # ssd-bench read this call's mamba_ssm times, with the targets, and wrote the table's JSON.
