@@ -296,12 +296,14 @@ case "${1:-}" in
       timeout "$(left)" "$here/ssd_gpu_tests" --library "$lib" --manifest "$here/manifest.txt" \
         --gtest_filter='-GpuWorkloads.*' >"$out/once_tests.txt" 2>&1
       echo "GPU tests exit $?" >>"$out/once_tests.txt"
-      timeout "$(left)" "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" \
-        >"$out/once_problems.txt" 2>&1
-      echo "fast_problems.txt exit $?" >>"$out/once_problems.txt"
+      # The full-size workloads before the plain run of fast_problems.txt: a short campaign cuts this
+      # chain's last step, and memcheck's run beside it judges those problems too.
       SSD_WORKLOAD_OPS=${SSD_WORKLOAD_OPS:-mamba2,chunk_scan} timeout "$(left)" "$here/ssd_gpu_tests" --library "$lib" \
         --manifest "$here/manifest.txt" --gtest_filter='*Workloads*' >"$out/once_workloads.txt" 2>&1
       echo "full-size workloads exit $?" >>"$out/once_workloads.txt"
+      timeout "$(left)" "$here/ssd-fuzz" --kernels "$lib" --problems "$here/fast_problems.txt" --dump "" \
+        >"$out/once_problems.txt" 2>&1
+      echo "fast_problems.txt exit $?" >>"$out/once_problems.txt"
     ) &
     SSD_MEMCHECK_SECONDS=$(left) memcheck_problems "$lib" once_ &
     (
