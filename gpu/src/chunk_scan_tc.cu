@@ -29,6 +29,7 @@
 #include <type_traits>
 
 #include "chunk_scan_split.h"
+#include "chunk_scan_wgmma.h"
 #include "common.cuh"
 #include "mma.cuh"
 
@@ -391,6 +392,7 @@ bool launch_chunk_scan_fast(const char* op, const ChunkScanParams& p, cudaStream
   if (p.out.dtype != dt || (p.out_x.p != nullptr && p.out_x.dtype != dt)) return false;
   const int64_t tiles = p.batch * p.chunks * p.heads * ceil_div(p.headdim, kBN);
   if (tiles > 0x7fffffff) return false;
+  if (launch_chunk_scan_wgmma(op, p, tiles, stream)) return true;
   const bool f16 = dt == SSD_DTYPE_F16;
   const auto kernel = cb_f32 ? (f16 ? chunk_scan_tc_kernel<__half, true> : chunk_scan_tc_kernel<__nv_bfloat16, true>)
                              : (f16 ? chunk_scan_tc_kernel<__half, false> : chunk_scan_tc_kernel<__nv_bfloat16, false>);

@@ -106,13 +106,13 @@ struct WgmmaGemm {
   }
 };
 
-// SSD_GPU_WGMMA=0 (read once) keeps the mma.sync kernel, so the two can be compared in one library.
+}  // namespace
+
+// SSD_GPU_WGMMA=0 (read once) keeps the mma.sync kernels, so the two can be compared in one library.
 bool wgmma_allowed() {
   static const bool allowed = env_switch_on("SSD_GPU_WGMMA");
   return allowed;
 }
-
-}  // namespace
 
 bool chunk_state_tc::launch_chunk_state_wgmma(const char* op, const ChunkStateParams& p, const LaunchPlan& plan,
                                               cudaStream_t stream) {

@@ -13,6 +13,9 @@
 
 namespace ssd_gpu {
 
+// Host: whether the wgmma kernels may run (false where SSD_GPU_WGMMA=0; chunk_state_wgmma.cu).
+bool wgmma_allowed();
+
 // ---- Shared-memory operand tiles -------------------------------------------------------------------
 // The descriptor of a 128-byte-swizzled MN-major tile's 16-deep step from row k0 (a multiple of 8;
 // wgmma_layout.h has the layout and the fields).

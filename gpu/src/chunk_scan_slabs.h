@@ -1,0 +1,50 @@
+// How the wgmma scan (chunk_scan_wgmma.cu) shares a chunk's 64-row slabs between its block's two
+// warpgroups, whole or in the halves of a split tile (chunk_scan_split.h), and the order of x's rows
+// within a 16-token step. Plain C++ for either compiler, so the host tests replay the kernel's plan.
+#pragma once
+#include <cuda_runtime_api.h>  // __host__, __device__, __forceinline__ for either compiler
+
+namespace ssd_gpu::chunk_scan_slabs {
+
+constexpr int kSlabRows = 64;   // a warpgroup's rows: wgmma m64, one 16-row block per warp
+constexpr int kWarpgroups = 2;  // of a 256-thread block
+
+// A warpgroup's slabs, -1 for none. Slab s sums over tokens 0 .. 64 s + 63, s + 1 groups of 64, so a
+// whole block's warpgroup w takes slabs w and R - 1 - w (R slabs; the second only where it is past the
+// first kWarpgroups): with R = 4, 1 + 4 and 2 + 3 groups. Half h of a split tile runs whole-block
+// warpgroup h's pair on two warpgroups at once: warpgroup 0 its second (longer) slab, 1 its first.
+struct Slabs {
+  int first, second;
+};
+__host__ __device__ __forceinline__ Slabs warpgroup_slabs(int warpgroup, int slabs, bool split, int half) {
+  const auto whole = [slabs](int w) {
+    Slabs s{w < slabs ? w : -1, slabs - 1 - w};
+    if (s.second < kWarpgroups) s.second = -1;
+    return s;
+  };
+  if (!split) return whole(warpgroup);
+  const Slabs pair = whole(half);
+  if (warpgroup == 0) return {pair.second >= 0 ? pair.second : pair.first, -1};
+  return {pair.second >= 0 ? pair.first : -1, -1};
+}
+
+// The block's last slab (x rows past it are never read), -1 for none.
+__host__ __device__ __forceinline__ int last_slab(int slabs, bool split, int half) {
+  int last = -1;
+  for (int w = 0; w < kWarpgroups; ++w) {
+    const Slabs s = warpgroup_slabs(w, slabs, split, half);
+    last = s.first > last ? s.first : last;
+    last = s.second > last ? s.second : last;
+  }
+  return last;
+}
+
+// The k row of token t within its 16-token step: the order of the A fragments' k (chunk_scan_tc.cu),
+// in which a lane's four tokens 4 u .. 4 u + 3 are its fragment's k 2 u, 2 u + 1, 8 + 2 u, 8 + 2 u + 1,
+// so its cb values are one load per row. wgmma reads x's rows in k order, so token t is stored there.
+__host__ __device__ __forceinline__ int k_row_of_token(int t) {
+  const int u = (t & 15) >> 2, e = t & 3;
+  return (t & ~15) + (e < 2 ? 2 * u + e : 8 + 2 * u + e - 2);
+}
+
+}  // namespace ssd_gpu::chunk_scan_slabs

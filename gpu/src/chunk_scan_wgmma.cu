@@ -1,0 +1,411 @@
+// SSDChunkScanFwd on Hopper's warpgroup MMA, compiled for sm_90a alone: chunk_scan_tc.cu's kernel
+// (same tiles, inputs, coefficients, carried-in term and epilogue) with the causal term on wgmma
+// m64n64k16. A warpgroup owns a 64-row slab of the chunk (one 16-row block per warp) and its four
+// warps share each 16-token step: each builds its rows' coefficients in registers (the A operand, in
+// mma.sync's fragment layout) and the tensor cores read x straight from a 128-byte-swizzled tile, so
+// no warp loads x fragments (ldmatrix) or issues eight mma.sync per step, and a step's tensor work
+// runs while the warps build the next step's coefficients. x's rows are stored in the fragments' k
+// order (chunk_scan_slabs.h) so a lane's cb values stay one load per row.
+// Slabs are balanced as the row blocks of chunk_scan_tc.cu are: warpgroup 0 takes slabs 0 and 3,
+// warpgroup 1 slabs 1 and 2 (5 groups of 64 tokens each). In a slab's last group (its diagonal) a
+// warp's steps past its own 16 rows are zeros and its own step is masked k <= i; every warp of the
+// warpgroup still takes part in each wgmma. The carried-in term stays on mma.sync per warp: its
+// accumulators have wgmma's layout for the warp's 16 rows, and the causal steps accumulate onto them.
+#include <type_traits>
+
+#include "chunk_scan_slabs.h"
+#include "chunk_scan_split.h"
+#include "chunk_scan_wgmma.h"
+#include "common.cuh"
+#include "mma.cuh"
+#include "wgmma.cuh"
+
+namespace ssd_gpu {
+namespace {
+
+using chunk_scan_slabs::k_row_of_token;
+using chunk_scan_slabs::kSlabRows;
+
+constexpr int kWarps = 8;
+constexpr int kBlockThreads = kWarps * 32;
+constexpr int kBlocksPerSm = 2;
+constexpr int kBN = 64;           // head-dim p per block: one 128-byte swizzled row of x
+constexpr int kMaxN = 128;        // N <= 128 and Q <= 256, as chunk_scan_tc.cu
+constexpr int kMaxQ = 256;
+constexpr int kSlabs = kMaxQ / kSlabRows;
+constexpr int kStepsPerSlab = kSlabRows / 16;
+constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev)
+constexpr int kLdO = kBN + 4;     // rows of the fp32 output tile of a warp
+constexpr size_t kAlign = 1024;   // the swizzle pattern's period
+static_assert(kMaxQ == kBlockThreads, "one thread loads one token of the chunk vectors");
+static_assert(kWarps == chunk_scan_split::kWarps && kWarps == 4 * chunk_scan_slabs::kWarpgroups, "warps");
+
+// Shared memory from a 1024-byte boundary, in bytes: x [kMaxQ][kBN] of T (swizzled, k order), prev
+// [kBN][kLdN] of T, the warps' regions (16 C rows [16][kLdN] of T, later 16 fp32 output rows
+// [16][kLdO]), dA, dt and the row scales [kMaxQ] in f32, one mbarrier per x group (slab).
+template <class T>
+struct Layout {
+  static constexpr size_t kX = 0;
+  static constexpr size_t kPrev = kX + sizeof(T) * kMaxQ * kBN;
+  static constexpr size_t kRegionBytes = sizeof(T) * 16 * kLdN;
+  static constexpr size_t kRegions = kPrev + sizeof(T) * kBN * kLdN;
+  static constexpr size_t kVectors = kRegions + kWarps * kRegionBytes;
+  static constexpr size_t kBars = kVectors + 3 * sizeof(float) * kMaxQ;
+  static constexpr size_t kBytes = kBars + sizeof(uint64_t) * kSlabs;
+  static constexpr size_t kLaunchBytes = kBytes + kAlign;  // with room to align the start
+  static_assert(16 * kLdO * sizeof(float) <= kRegionBytes, "a warp's output rows fit in its region");
+  static_assert(kRegions % 16 == 0 && kVectors % 16 == 0 && kBars % 8 == 0, "aligned areas");
+  static_assert(2 * kLaunchBytes <= 227 * 1024, "two blocks fit one SM");
+};
+
+// cb of one 16-token block for this thread: rows lo and hi, tokens 4 tig .. 4 tig + 3.
+struct CbQuad {
+  float lo[4], hi[4];
+};
+
+// Copies x's 64 tokens of slab j (64 p each) into its 8 KB of the tile: token t at k row
+// k_row_of_token(t), its 16-byte vector v at the swizzled place. Thread t copies vector t % 8 of
+// tokens t / 8 and t / 8 + 32 (the same k row order and swizzle phase: 32 is a multiple of 16).
+// Tokens at or past rows_in, and vectors at or past cols_in, are zero-filled.
+template <class T>
+__device__ __forceinline__ void copy_x_slab(T* sSlab, const T* src, int64_t ld_src, int rows_in, int cols_in) {
+  const int tid = static_cast<int>(threadIdx.x), token = tid / 8, vec = tid % 8;
+  const int k = k_row_of_token(token);
+  T* const to = sSlab + k * kBN + wgmma_layout::sw128_vector(k, vec) * 8;
+  const T* const from = src + token * ld_src + vec * 8;
+  const bool col_in = vec * 8 < cols_in;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) cp_async16(to + i * 32 * kBN, from + i * 32 * ld_src, col_in && token + 32 * i < rows_in);
+}
+
+template <class T, bool kCbF32>
+__global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
+    chunk_scan_wgmma_kernel(ChunkScanParams p, unsigned early_blocks, unsigned split_from, unsigned split_tiles) {
+  using L = Layout<T>;
+  extern __shared__ uint4 smem[];
+  unsigned char* bytes = reinterpret_cast<unsigned char*>(smem);
+  bytes += (kAlign - (smem_addr(bytes) & (kAlign - 1))) & (kAlign - 1);
+  T* const sX = reinterpret_cast<T*>(bytes + L::kX);
+  T* const sPrev = reinterpret_cast<T*>(bytes + L::kPrev);
+  float* const sDA = reinterpret_cast<float*>(bytes + L::kVectors);  // [Q] dA of the chunk
+  float* const sDt = sDA + kMaxQ;                                    // [Q] dt of the chunk
+  float* const sRowScale = sDt + kMaxQ;                              // [Q]
+  uint64_t* const bars = reinterpret_cast<uint64_t*>(bytes + L::kBars);
+
+  const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
+  const int warpgroup = warp / 4, wl = warp % 4;  // wl: the warp's 16-row block within its warpgroup's slab
+  T* const sRegion = reinterpret_cast<T*>(bytes + L::kRegions + warp * L::kRegionBytes);
+  const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
+  const int64_t p_tiles = ceil_div(P, kBN);
+  const chunk_scan_split::BlockTile place = chunk_scan_split::block_tile(blockIdx.x, split_from, split_tiles);
+  int64_t tile = place.tile;
+  const int64_t p0 = (tile % p_tiles) * kBN;
+  tile /= p_tiles;
+  const int64_t h = tile % H;
+  tile /= H;
+  const int64_t c = tile % p.chunks, b = tile / p.chunks;
+  const int64_t t0 = c * Q;
+  const int valid = static_cast<int>(min(Q, S - t0));  // <= 256
+  const int64_t g = h / (H / G);
+  const int64_t vec = ((b * H + h) * p.chunks + c) * Q;  // [b,h,c,0] of dt and dA
+  const int nk = static_cast<int>((N + 15) / 16 * 16);   // K of the n GEMM, zero columns past N
+  const int n_in = static_cast<int>(N), rows_p = static_cast<int>(min(P - p0, int64_t{kBN}));
+  const T* x = static_cast<const T*>(p.x.p);
+  const T* C = static_cast<const T*>(p.C.p);
+  const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
+
+  const int slabs = (valid + kSlabRows - 1) / kSlabRows;
+  const chunk_scan_slabs::Slabs own = chunk_scan_slabs::warpgroup_slabs(warpgroup, slabs, place.split, place.half);
+  const int x_rows_read = min(valid, kSlabRows * (chunk_scan_slabs::last_slab(slabs, place.split, place.half) + 1));
+
+  const bool early = blockIdx.x < early_blocks;
+  if (!early) wait_previous_grid();
+  // As chunk_scan_tc.cu: thread t holds token t of the chunk vectors and 4 vectors of 8 of the f32
+  // entering states; an early block copies x and C first, then waits, then loads these.
+  const int k_own = tid;
+  const bool k_in = k_own < valid;
+  float dA_own = 0.0f, dt_own = 0.0f;
+  int32_t id_own = 0, id_before = 0;
+  if (k_in && p.seq_idx != nullptr) {
+    const int32_t* row = p.seq_idx + b * S;
+    id_own = row[t0 + k_own];
+    id_before = c >= 1 ? row[t0 - 1] : 0;
+  }
+  const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
+  const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
+  constexpr int kPrevVecs = kMaxN / 8, kPrevRowStep = kBlockThreads / kPrevVecs, kPrevPasses = kBN / kPrevRowStep;
+  const int prev_col = (tid % kPrevVecs) * 8, prev_row = tid / kPrevVecs;
+  float4 prev_v[kPrevPasses][2];
+  const auto load_stage_outputs = [&] {
+    if (k_in) {
+      dA_own = load(p.dA, vec + k_own);
+      dt_own = load(p.dt, vec + k_own);
+    }
+    if (prev_f32) {
+      const float* prev = static_cast<const float*>(p.states.p);
+#pragma unroll
+      for (int i = 0; i < kPrevPasses; ++i) {
+        const int r = prev_row + i * kPrevRowStep;
+        prev_v[i][0] = prev_v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (r < rows_p && prev_col < n_in) {
+          const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
+          prev_v[i][0] = at[0], prev_v[i][1] = at[1];
+        }
+      }
+    }
+  };
+  const auto copy_prev_16 = [&] {
+    if (!prev_f32) {
+      const T* prev = static_cast<const T*>(p.states.p);
+      copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
+    }
+  };
+  if (!early) load_stage_outputs();
+
+  if (tid == 0) {
+#pragma unroll
+    for (int j = 0; j < kSlabs; ++j) mbar_init(&bars[j], kBlockThreads);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  // Copy groups of every thread: (1) its warp's C rows of its first slab, (2) the 16-bit entering
+  // states, (3..6) x by slab, zeros past the valid length, each slab also arriving on its mbarrier.
+  const auto copy_c_rows = [&](int rb) {
+    if (rb >= 0 && rb * 16 < valid)
+      copy_tile_async<16, kMaxN, 32>(sRegion, kLdN, C + (c_row0 + int64_t{rb} * 16 * G) * N, G * N, valid - rb * 16,
+                                     n_in, lane);
+    cp_async_commit();
+  };
+  copy_c_rows(own.first >= 0 ? own.first * kStepsPerSlab + wl : -1);
+  if (!early) copy_prev_16();
+  cp_async_commit();
+  const int x_slabs = (x_rows_read + kSlabRows - 1) / kSlabRows;
+#pragma unroll
+  for (int j = 0; j < kSlabs; ++j) {
+    if (j < x_slabs)
+      copy_x_slab(sX + j * kSlabRows * kBN, x + ((b * S + t0 + j * kSlabRows) * H + h) * P + p0, H * P,
+                  valid - j * kSlabRows, rows_p);
+    mbar_arrive_on_copies(&bars[j]);
+    cp_async_commit();
+  }
+  if (early) {
+    wait_previous_grid();
+    load_stage_outputs();
+    copy_prev_16();
+    cp_async_commit();
+  }
+
+  // Chunk vectors and row scales for every token of the tile, zeros past the valid length (a slab's
+  // steps read them before masking).
+  {
+    float scale = 0.0f;
+    if (k_in && id_own == id_before) scale = expf(dA_own);  // chunk start -> token k: not clamped
+    sDA[k_own] = dA_own;
+    sDt[k_own] = dt_own;
+    sRowScale[k_own] = scale;
+  }
+  if (prev_f32) {  // rounded to C's dtype
+#pragma unroll
+    for (int i = 0; i < kPrevPasses; ++i) {
+      const float4 lo = prev_v[i][0], hi = prev_v[i][1];
+      const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+      *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) = pack8<T>(v);
+    }
+  }
+  if (early)
+    cp_async_wait<0>();
+  else
+    cp_async_wait<kSlabs>();
+  __syncthreads();
+
+  T* const out = static_cast<T*>(p.out.p);
+  T* const out_x = static_cast<T*>(p.out_x.p);
+  const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
+  const float* cb_f32 = static_cast<const float*>(p.cb.p);
+  const T* cb_16 = static_cast<const T*>(p.cb.p);
+  float* const sOut = reinterpret_cast<float*>(sRegion);  // [16][kLdO]
+
+#pragma unroll 1
+  for (int phase = 0; phase < 2; ++phase) {
+    const int slab = phase == 0 ? own.first : own.second;  // the same for the warpgroup's four warps
+    if (slab < 0) break;
+    const int rb = slab * kStepsPerSlab + wl, first_i = rb * 16;
+    const bool rows_in = first_i < valid;  // a warp past the valid rows still takes part in each wgmma
+    if (phase == 1) {
+      copy_c_rows(rb);
+      cp_async_wait<0>();
+      __syncwarp();
+    }
+
+    // This thread's cb rows (a row past the valid length reads the last valid row instead: its
+    // outputs are never stored, and an mma row depends on its own row of A alone).
+    const int i_lo = first_i + gid, i_hi = i_lo + 8;
+    const int64_t row_lo = cb_base + min(i_lo, valid - 1), row_hi = cb_base + min(i_hi, valid - 1);
+    const auto load_cb = [&](int kb, bool diagonal) {
+      CbQuad v;
+      const int k = kb * 16 + 4 * tig;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) v.lo[e] = v.hi[e] = 0.0f;
+      if (!diagonal || k < valid) {  // k % 4 == 0 and Q % 8 == 0: k + 3 < Q
+        if constexpr (kCbF32) {
+          const float4 lo = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_lo * Q + k));
+          const float4 hi = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_hi * Q + k));
+          v.lo[0] = lo.x, v.lo[1] = lo.y, v.lo[2] = lo.z, v.lo[3] = lo.w;
+          v.hi[0] = hi.x, v.hi[1] = hi.y, v.hi[2] = hi.z, v.hi[3] = hi.w;
+        } else {
+          const uint2 lo = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_lo * Q + k));
+          const uint2 hi = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_hi * Q + k));
+          const float2 l0 = Half16<T>::unpack2(lo.x), l1 = Half16<T>::unpack2(lo.y);
+          const float2 h0 = Half16<T>::unpack2(hi.x), h1 = Half16<T>::unpack2(hi.y);
+          v.lo[0] = l0.x, v.lo[1] = l0.y, v.lo[2] = l1.x, v.lo[3] = l1.y;
+          v.hi[0] = h0.x, v.hi[1] = h0.y, v.hi[2] = h1.x, v.hi[3] = h1.y;
+        }
+      }
+      return v;
+    };
+    auto cur = load_cb(0, slab == 0);
+
+    // Carried-in term (per warp, mma.sync).
+    WarpTile<T, 16, kBN> acc;
+    acc.zero();
+    if (rows_in) {
+      acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
+      const float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
+#pragma unroll
+      for (int nt = 0; nt < kBN / 8; ++nt) {
+        acc.acc[0][nt][0] *= scale_lo;
+        acc.acc[0][nt][1] *= scale_lo;
+        acc.acc[0][nt][2] *= scale_hi;
+        acc.acc[0][nt][3] *= scale_hi;
+      }
+    }
+
+    // Causal groups 0 .. slab of 64 tokens, four 16-token steps each; the last one is the diagonal.
+    const float dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
+    const int last_step = slab * kStepsPerSlab + kStepsPerSlab - 1;
+    // The coefficients of step kb into a, as chunk_scan_tc.cu; in the diagonal group, tokens past
+    // the row are zeros (row and token within the slab: 16 wl + gid (+ 8), 16 ks + 4 tig + e).
+    const auto coefficients = [&](uint32_t a[4], const CbQuad& cb, int kb, int ks, auto diagonal) {
+      const float4 dAk = *reinterpret_cast<const float4*>(sDA + kb * 16 + 4 * tig);
+      const float4 dtk = *reinterpret_cast<const float4*>(sDt + kb * 16 + 4 * tig);
+      const float dAv[4] = {dAk.x, dAk.y, dAk.z, dAk.w}, dtv[4] = {dtk.x, dtk.y, dtk.z, dtk.w};
+      float lo[4], hi[4];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        lo[e] = cb.lo[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
+        hi[e] = cb.hi[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
+        if constexpr (decltype(diagonal)::value) {
+          const int token = 16 * ks + 4 * tig + e, row = 16 * wl + gid;
+          if (token > row) lo[e] = 0.0f;
+          if (token > row + 8) hi[e] = 0.0f;
+        }
+      }
+      a[0] = Half16<T>::pack2(lo[0], lo[1]), a[1] = Half16<T>::pack2(hi[0], hi[1]);
+      a[2] = Half16<T>::pack2(lo[2], lo[3]), a[3] = Half16<T>::pack2(hi[2], hi[3]);
+    };
+    // One group: its x slab has landed (this warp's view of every thread's copies, then made
+    // visible to the tensor cores' reads), then each step's fragment is built, pinned and fenced
+    // just before its wgmma, so step ks's tensor work runs while step ks + 1's fragment is built
+    // (chunk_state_wgmma.cu's order). Every fragment stays live until the group's wait, so no later
+    // fragment takes an earlier one's registers while a wgmma may still read them.
+    const auto group = [&](int grp, auto diagonal) {
+      mbar_wait_first_phase(&bars[grp]);
+      fence_proxy_async_shared();
+      uint32_t a[kStepsPerSlab][4];
+      wgmma_fence_operands(acc.acc[0]);
+#pragma unroll
+      for (int ks = 0; ks < kStepsPerSlab; ++ks) {
+        const int kb = grp * kStepsPerSlab + ks;
+        CbQuad next{};
+        if (kb < last_step) next = load_cb(kb + 1, kb + 1 >= slab * kStepsPerSlab);
+        if (decltype(diagonal)::value && ks > wl) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[ks][e] = 0u;  // tokens past the warp's rows
+        } else {
+          coefficients(a[ks], cur, kb, ks, diagonal);
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) wgmma_pin(a[ks][e]);
+        wgmma_fence();
+        wgmma_m64n64k16_rs<T>(acc.acc[0], a[ks], sw128_mn_descriptor(sX + kb * 16 * kBN));
+        cur = next;
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      wgmma_fence_operands(a);
+      wgmma_fence_operands(acc.acc[0]);
+    };
+#pragma unroll 1
+    for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{});
+    group(slab, std::true_type{});
+
+    // Epilogue through the warp's region (its C rows are dead), as chunk_scan_tc.cu.
+    if (rows_in) {
+      __syncwarp();
+      acc.store_f32(sOut, kLdO, 0, 0);
+      __syncwarp();
+      constexpr int kOutVecs = kBN / 8, kOutRowStep = 32 / kOutVecs;
+      const int out_col = (lane % kOutVecs) * 8;
+      if (p0 + out_col < P) {  // P is a multiple of 8: all 8 or none
+        float d_skip[8] = {};  // D of these 8 p (one value per head without hdim)
+        if (p.D.p != nullptr) {
+#pragma unroll
+          for (int q = 0; q < 8; ++q) d_skip[q] = load(p.D, p.d_has_hdim ? h * P + p0 + out_col + q : h);
+        }
+#pragma unroll
+        for (int r = lane / kOutVecs; r < 16; r += kOutRowStep) {
+          if (first_i + r >= valid) break;
+          const int64_t at = ((b * S + t0 + first_i + r) * H + h) * P + p0 + out_col;
+          float y[8];
+          const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col);
+          const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col + 4);
+          y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
+          if (p.D.p != nullptr) {
+            Vec8<T> xv;
+            xv.raw = *reinterpret_cast<const uint4*>(x + at);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) y[q] += d_skip[q] * Half16<T>::to(xv.h[q]);
+          }
+          if (p.z.p != nullptr) {
+            if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);
+            float zv[8];
+            load8(p.z, at, zv);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) y[q] = gate(y[q], zv[q]);
+          }
+          *reinterpret_cast<uint4*>(out + at) = pack8<T>(y);  // rounded to x's dtype
+        }
+      }
+    }
+    __syncwarp();  // the region's reads are done before the next phase copies C rows into it
+  }
+  // No copy, and no arrival on an mbarrier, outlives the block.
+  cp_async_wait<0>();
+#pragma unroll
+  for (int j = 0; j < kSlabs; ++j) mbar_wait_first_phase(&bars[j]);
+}
+
+}  // namespace
+
+bool launch_chunk_scan_wgmma(const char* op, const ChunkScanParams& p, int64_t tiles, cudaStream_t stream) {
+  if (!wgmma_allowed() || compute_capability(op) != 90) return false;  // sm_90a code runs on 9.0 alone
+  const bool f16 = p.x.dtype == SSD_DTYPE_F16, cb_f32 = p.cb.dtype == SSD_DTYPE_F32;
+  const auto kernel = cb_f32 ? (f16 ? chunk_scan_wgmma_kernel<__half, true> : chunk_scan_wgmma_kernel<__nv_bfloat16, true>)
+                             : (f16 ? chunk_scan_wgmma_kernel<__half, false>
+                                    : chunk_scan_wgmma_kernel<__nv_bfloat16, false>);
+  constexpr size_t kShared = Layout<__half>::kLaunchBytes;
+  static_assert(Layout<__nv_bfloat16>::kLaunchBytes == kShared, "one plan for both 16-bit dtypes");
+  cuda_check(op, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kShared)),
+             "cudaFuncSetAttribute(chunk_scan_wgmma_kernel)");
+  const int64_t slots = kBlocksPerSm * multiprocessors(op);
+  const unsigned early_blocks = p.stage_of_call ? static_cast<unsigned>(slots) : 0;
+  const chunk_scan_split::Split split = chunk_scan_split::plan_split(tiles, slots);
+  launch_kernel(op, "launch of chunk_scan_wgmma_kernel", kernel, static_cast<unsigned>(split.from + 2 * split.tiles),
+                kBlockThreads, kShared, stream, p, early_blocks, static_cast<unsigned>(split.from),
+                static_cast<unsigned>(split.tiles));
+  check_launch(op, "chunk_scan_wgmma_kernel");
+  return true;
+}
+
+}  // namespace ssd_gpu
