@@ -11,6 +11,17 @@
 // warp's steps past its own 16 rows are zeros and its own step is masked k <= i; every warp of the
 // warpgroup still takes part in each wgmma. The carried-in term stays on mma.sync per warp: its
 // accumulators have wgmma's layout for the warp's 16 rows, and the causal steps accumulate onto them.
+// Factored decay: where the chunk's dA is finite, at most 0 and non-increasing (every real
+// dA_cumsum: A <= 0, dt' >= 0; one block-wide vote), the decay of a token k before the slab's first
+// row i0 splits there: exp(dA[i]-dA[k]) = exp(dA[i]-dA[i0]) exp(dA[i0]-dA[k]), both factors at most 1.
+// The groups before the diagonal then take the coefficients round_x(cb[i,k] u[k]) with the column
+// factor u[k] = exp(dA[i0]-dA[k]) dt[k] computed once per slab into shared memory (a multiply per
+// coefficient instead of an exponential), the carried-in term is scaled by exp(dA[i0]), and the row
+// factor exp(dA[i]-dA[i0]) scales the accumulators once before the diagonal group, which keeps the
+// exact form. Each coefficient is rounded once as before, so its error is the same fraction of its
+// term; only f16 can overflow where the exact coefficient does not (u[k] is up to exp(dA[i0]-dA[i])
+// larger), and a slab whose factored coefficients left f16's range is computed again, exact.
+#include <cfloat>
 #include <type_traits>
 
 #include "chunk_scan_slabs.h"
@@ -42,7 +53,8 @@ static_assert(kWarps == chunk_scan_split::kWarps && kWarps == 4 * chunk_scan_sla
 
 // Shared memory from a 1024-byte boundary, in bytes: x [kMaxQ][kBN] of T (swizzled, k order), prev
 // [kBN][kLdN] of T, the warps' regions (16 C rows [16][kLdN] of T, later 16 fp32 output rows
-// [16][kLdO]), dA, dt and the row scales [kMaxQ] in f32, one mbarrier per x group (slab).
+// [16][kLdO]), dA, dt and the row scales [kMaxQ] in f32, each warpgroup's column factors [kMaxQ] in
+// f32, one mbarrier per x group (slab).
 template <class T>
 struct Layout {
   static constexpr size_t kX = 0;
@@ -50,7 +62,8 @@ struct Layout {
   static constexpr size_t kRegionBytes = sizeof(T) * 16 * kLdN;
   static constexpr size_t kRegions = kPrev + sizeof(T) * kBN * kLdN;
   static constexpr size_t kVectors = kRegions + kWarps * kRegionBytes;
-  static constexpr size_t kBars = kVectors + 3 * sizeof(float) * kMaxQ;
+  static constexpr size_t kColumns = kVectors + 3 * sizeof(float) * kMaxQ;
+  static constexpr size_t kBars = kColumns + chunk_scan_slabs::kWarpgroups * sizeof(float) * kMaxQ;
   static constexpr size_t kBytes = kBars + sizeof(uint64_t) * kSlabs;
   static constexpr size_t kLaunchBytes = kBytes + kAlign;  // with room to align the start
   static_assert(16 * kLdO * sizeof(float) <= kRegionBytes, "a warp's output rows fit in its region");
@@ -58,9 +71,21 @@ struct Layout {
   static_assert(2 * kLaunchBytes <= 227 * 1024, "two blocks fit one SM");
 };
 
-// cb of one 16-token block for this thread: rows lo and hi, tokens 4 tig .. 4 tig + 3.
+// cb of one 16-token block for this thread: rows lo and hi, tokens 4 tig .. 4 tig + 3, as loaded
+// (one 16- or 8-byte load per row); 16-bit values are converted where they are used, so the block
+// loaded ahead holds 4 registers instead of 8.
+template <class T, bool kCbF32>
 struct CbQuad {
-  float lo[4], hi[4];
+  using Raw = std::conditional_t<kCbF32, float4, uint2>;
+  Raw lo{}, hi{};  // zeros: +0 in either dtype
+  __device__ static float4 widen(const Raw& v) {
+    if constexpr (kCbF32) {
+      return v;
+    } else {
+      const float2 a = Half16<T>::unpack2(v.x), b = Half16<T>::unpack2(v.y);
+      return make_float4(a.x, a.y, b.x, b.y);
+    }
+  }
 };
 
 // Copies x's 64 tokens of slab j (64 p each) into its 8 KB of the tile: token t at k row
@@ -78,6 +103,30 @@ __device__ __forceinline__ void copy_x_slab(T* sSlab, const T* src, int64_t ld_s
   for (int i = 0; i < 2; ++i) cp_async16(to + i * 32 * kBN, from + i * 32 * ld_src, col_in && token + 32 * i < rows_in);
 }
 
+// A named barrier of this warpgroup's 128 threads (id 1 + warpgroup; 0 is __syncthreads'), and the
+// same barrier voting whether v holds for any of them.
+// The ids are immediates, so the kernel reserves 3 barriers, not all 16.
+__device__ __forceinline__ void warpgroup_sync(int warpgroup) {
+  if (warpgroup == 0)
+    asm volatile("bar.sync 1, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
+}
+__device__ __forceinline__ bool warpgroup_any(bool v, int warpgroup) {
+  unsigned any;
+  if (warpgroup == 0)
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, 1, 128, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(any)
+                 : "r"(static_cast<unsigned>(v))
+                 : "memory");
+  else
+    asm volatile("{\n.reg .pred p, q;\nsetp.ne.u32 p, %1, 0;\nbar.red.or.pred q, 2, 128, p;\nselp.u32 %0, 1, 0, q;\n}\n"
+                 : "=r"(any)
+                 : "r"(static_cast<unsigned>(v))
+                 : "memory");
+  return any != 0;
+}
+
 template <class T, bool kCbF32>
 __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     chunk_scan_wgmma_kernel(ChunkScanParams p, unsigned early_blocks, unsigned split_from, unsigned split_tiles) {
@@ -90,6 +139,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   float* const sDA = reinterpret_cast<float*>(bytes + L::kVectors);  // [Q] dA of the chunk
   float* const sDt = sDA + kMaxQ;                                    // [Q] dt of the chunk
   float* const sRowScale = sDt + kMaxQ;                              // [Q]
+  float* const sColumns = reinterpret_cast<float*>(bytes + L::kColumns);  // [warpgroup][Q]
   uint64_t* const bars = reinterpret_cast<uint64_t*>(bytes + L::kBars);
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
@@ -124,7 +174,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   // entering states; an early block copies x and C first, then waits, then loads these.
   const int k_own = tid;
   const bool k_in = k_own < valid;
-  float dA_own = 0.0f, dt_own = 0.0f;
+  float dA_own = 0.0f, dt_own = 0.0f, dA_before_own = 0.0f;  // dA of tokens k and k - 1
   int32_t id_own = 0, id_before = 0;
   if (k_in && p.seq_idx != nullptr) {
     const int32_t* row = p.seq_idx + b * S;
@@ -140,6 +190,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     if (k_in) {
       dA_own = load(p.dA, vec + k_own);
       dt_own = load(p.dt, vec + k_own);
+      if (k_own >= 1) dA_before_own = load(p.dA, vec + k_own - 1);
     }
     if (prev_f32) {
       const float* prev = static_cast<const float*>(p.states.p);
@@ -217,7 +268,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     cp_async_wait<0>();
   else
     cp_async_wait<kSlabs>();
-  __syncthreads();
+  // The barrier votes whether the chunk's dA allows the factored decay (finite, at most 0,
+  // non-increasing over the valid tokens; NaN fails every comparison).
+  const bool monotone_own =
+      !k_in | ((fabsf(dA_own) <= FLT_MAX) & (dA_own <= 0.0f) & ((k_own == 0) | (dA_own <= dA_before_own)));
+  const bool factored = __syncthreads_and(monotone_own) != 0;
 
   T* const out = static_cast<T*>(p.out.p);
   T* const out_x = static_cast<T*>(p.out_x.p);
@@ -242,103 +297,149 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     // outputs are never stored, and an mma row depends on its own row of A alone).
     const int i_lo = first_i + gid, i_hi = i_lo + 8;
     const int64_t row_lo = cb_base + min(i_lo, valid - 1), row_hi = cb_base + min(i_hi, valid - 1);
+    using Cb = CbQuad<T, kCbF32>;
     const auto load_cb = [&](int kb, bool diagonal) {
-      CbQuad v;
+      Cb v;
       const int k = kb * 16 + 4 * tig;
-#pragma unroll
-      for (int e = 0; e < 4; ++e) v.lo[e] = v.hi[e] = 0.0f;
       if (!diagonal || k < valid) {  // k % 4 == 0 and Q % 8 == 0: k + 3 < Q
         if constexpr (kCbF32) {
-          const float4 lo = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_lo * Q + k));
-          const float4 hi = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_hi * Q + k));
-          v.lo[0] = lo.x, v.lo[1] = lo.y, v.lo[2] = lo.z, v.lo[3] = lo.w;
-          v.hi[0] = hi.x, v.hi[1] = hi.y, v.hi[2] = hi.z, v.hi[3] = hi.w;
+          v.lo = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_lo * Q + k));
+          v.hi = __ldg(reinterpret_cast<const float4*>(cb_f32 + row_hi * Q + k));
         } else {
-          const uint2 lo = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_lo * Q + k));
-          const uint2 hi = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_hi * Q + k));
-          const float2 l0 = Half16<T>::unpack2(lo.x), l1 = Half16<T>::unpack2(lo.y);
-          const float2 h0 = Half16<T>::unpack2(hi.x), h1 = Half16<T>::unpack2(hi.y);
-          v.lo[0] = l0.x, v.lo[1] = l0.y, v.lo[2] = l1.x, v.lo[3] = l1.y;
-          v.hi[0] = h0.x, v.hi[1] = h0.y, v.hi[2] = h1.x, v.hi[3] = h1.y;
+          v.lo = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_lo * Q + k));
+          v.hi = __ldg(reinterpret_cast<const uint2*>(cb_16 + row_hi * Q + k));
         }
       }
       return v;
     };
-    auto cur = load_cb(0, slab == 0);
 
-    // Carried-in term (per warp, mma.sync).
-    WarpTile<T, 16, kBN> acc;
-    acc.zero();
-    if (rows_in) {
-      acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
-      const float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
-#pragma unroll
-      for (int nt = 0; nt < kBN / 8; ++nt) {
-        acc.acc[0][nt][0] *= scale_lo;
-        acc.acc[0][nt][1] *= scale_lo;
-        acc.acc[0][nt][2] *= scale_hi;
-        acc.acc[0][nt][3] *= scale_hi;
-      }
+    // The column factors of the slab's factored groups (warpgroup-wide: every row of the slab has
+    // the same first row i0), once the warpgroup's reads of the previous slab's are done.
+    const int i0 = slab * kSlabRows;
+    float* const sColumn = sColumns + warpgroup * kMaxQ;
+    const bool factored_slab = factored && slab > 0;
+    if (factored_slab) {
+      warpgroup_sync(warpgroup);
+      const float dA_first = sDA[i0];
+      for (int k = tid % 128; k < i0; k += 128) sColumn[k] = within_chunk_decay_exp2(dA_first, sDA[k]) * sDt[k];
+      warpgroup_sync(warpgroup);
     }
 
-    // Causal groups 0 .. slab of 64 tokens, four 16-token steps each; the last one is the diagonal.
-    const float dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
+    WarpTile<T, 16, kBN> acc;
     const int last_step = slab * kStepsPerSlab + kStepsPerSlab - 1;
-    // The coefficients of step kb into a, as chunk_scan_tc.cu; in the diagonal group, tokens past
-    // the row are zeros (row and token within the slab: 16 wl + gid (+ 8), 16 ks + 4 tig + e).
-    const auto coefficients = [&](uint32_t a[4], const CbQuad& cb, int kb, int ks, auto diagonal) {
-      const float4 dAk = *reinterpret_cast<const float4*>(sDA + kb * 16 + 4 * tig);
-      const float4 dtk = *reinterpret_cast<const float4*>(sDt + kb * 16 + 4 * tig);
-      const float dAv[4] = {dAk.x, dAk.y, dAk.z, dAk.w}, dtv[4] = {dtk.x, dtk.y, dtk.z, dtk.w};
-      float lo[4], hi[4];
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        lo[e] = cb.lo[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
-        hi[e] = cb.hi[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
-        if constexpr (decltype(diagonal)::value) {
-          const int token = 16 * ks + 4 * tig + e, row = 16 * wl + gid;
-          if (token > row) lo[e] = 0.0f;
-          if (token > row + 8) hi[e] = 0.0f;
+    // The slab into acc, its groups before the diagonal factored (kFactored) or exact. Returns false,
+    // before the diagonal, where a factored f16 coefficient left f16's range (anywhere in the
+    // warpgroup); the caller then runs the slab again, exact.
+    const auto run_slab = [&](auto factored_tag) {
+      constexpr bool kFactored = decltype(factored_tag)::value;
+      auto cur = load_cb(0, slab == 0);  // in flight during the carried-in term
+      // dA of the rows and of i0; the factored groups need neither, so the rows' are read after them.
+      const float dA_first = sDA[i0];
+      float dA_lo = 0.0f, dA_hi = 0.0f;
+      if constexpr (!kFactored) dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
+
+      // Carried-in term (per warp, mma.sync): exp(dA[i]) C prev, or exp(dA[i0]) C prev where the row
+      // factor exp(dA[i]-dA[i0]) comes with the factored groups (sRowScale is 0 where seq_idx cuts
+      // the carry, or where exp(dA[i]) is below fp32's range, as it is then too).
+      acc.zero();
+      if (rows_in) {
+        acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
+        float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
+        if constexpr (kFactored) {
+          const float chunk_start_decay = expf(dA_first);
+          scale_lo = scale_lo != 0.0f ? chunk_start_decay : 0.0f;
+          scale_hi = scale_hi != 0.0f ? chunk_start_decay : 0.0f;
         }
+        acc.scale_rows(scale_lo, scale_hi);
       }
-      a[0] = Half16<T>::pack2(lo[0], lo[1]), a[1] = Half16<T>::pack2(hi[0], hi[1]);
-      a[2] = Half16<T>::pack2(lo[2], lo[3]), a[3] = Half16<T>::pack2(hi[2], hi[3]);
-    };
-    // One group: its x slab has landed (this warp's view of every thread's copies, then made
-    // visible to the tensor cores' reads), then each step's fragment is built, pinned and fenced
-    // just before its wgmma, so step ks's tensor work runs while step ks + 1's fragment is built
-    // (chunk_state_wgmma.cu's order). Every fragment stays live until the group's wait, so no later
-    // fragment takes an earlier one's registers while a wgmma may still read them.
-    const auto group = [&](int grp, auto diagonal) {
-      mbar_wait_first_phase(&bars[grp]);
-      fence_proxy_async_shared();
-      uint32_t a[kStepsPerSlab][4];
-      wgmma_fence_operands(acc.acc[0]);
+
+      [[maybe_unused]] float largest = 0.0f;  // of the factored f16 coefficients
+      // The coefficients of step kb into a: exact as chunk_scan_tc.cu, or factored
+      // round_x(cb[i,k] exp(dA[i0]-dA[k]) dt[k]); in the diagonal group (exact), tokens past the
+      // row are zeros (row and token within the slab: 16 wl + gid (+ 8), 16 ks + 4 tig + e).
+      const auto coefficients = [&](uint32_t a[4], const Cb& cb_raw, int kb, int ks, auto diagonal, auto factor) {
+        const float4 cb_lo = Cb::widen(cb_raw.lo), cb_hi = Cb::widen(cb_raw.hi);
+        const float cbl[4] = {cb_lo.x, cb_lo.y, cb_lo.z, cb_lo.w}, cbh[4] = {cb_hi.x, cb_hi.y, cb_hi.z, cb_hi.w};
+        float lo[4], hi[4];
+        if constexpr (decltype(factor)::value) {
+          const float4 column = *reinterpret_cast<const float4*>(sColumn + kb * 16 + 4 * tig);
+          const float cv[4] = {column.x, column.y, column.z, column.w};
 #pragma unroll
-      for (int ks = 0; ks < kStepsPerSlab; ++ks) {
-        const int kb = grp * kStepsPerSlab + ks;
-        CbQuad next{};
-        if (kb < last_step) next = load_cb(kb + 1, kb + 1 >= slab * kStepsPerSlab);
-        if (decltype(diagonal)::value && ks > wl) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) a[ks][e] = 0u;  // tokens past the warp's rows
+          for (int e = 0; e < 4; ++e) {
+            lo[e] = cbl[e] * cv[e];
+            hi[e] = cbh[e] * cv[e];
+            if constexpr (std::is_same_v<T, __half>) largest = fmaxf(largest, fmaxf(fabsf(lo[e]), fabsf(hi[e])));
+          }
         } else {
-          coefficients(a[ks], cur, kb, ks, diagonal);
-        }
+          const float4 dAk = *reinterpret_cast<const float4*>(sDA + kb * 16 + 4 * tig);
+          const float4 dtk = *reinterpret_cast<const float4*>(sDt + kb * 16 + 4 * tig);
+          const float dAv[4] = {dAk.x, dAk.y, dAk.z, dAk.w}, dtv[4] = {dtk.x, dtk.y, dtk.z, dtk.w};
 #pragma unroll
-        for (int e = 0; e < 4; ++e) wgmma_pin(a[ks][e]);
-        wgmma_fence();
-        wgmma_m64n64k16_rs<T>(acc.acc[0], a[ks], sw128_mn_descriptor(sX + kb * 16 * kBN));
-        cur = next;
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-      wgmma_fence_operands(a);
-      wgmma_fence_operands(acc.acc[0]);
-    };
+          for (int e = 0; e < 4; ++e) {
+            lo[e] = cbl[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
+            hi[e] = cbh[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
+            if constexpr (decltype(diagonal)::value) {
+              const int token = 16 * ks + 4 * tig + e, row = 16 * wl + gid;
+              if (token > row) lo[e] = 0.0f;
+              if (token > row + 8) hi[e] = 0.0f;
+            }
+          }
+        }
+        a[0] = Half16<T>::pack2(lo[0], lo[1]), a[1] = Half16<T>::pack2(hi[0], hi[1]);
+        a[2] = Half16<T>::pack2(lo[2], lo[3]), a[3] = Half16<T>::pack2(hi[2], hi[3]);
+      };
+      // One group: its x slab has landed (this warp's view of every thread's copies, then made
+      // visible to the tensor cores' reads), then each step's fragment is built, pinned and fenced
+      // just before its wgmma, so step ks's tensor work runs while step ks + 1's fragment is built.
+      // Two fragments in turn, each step its own commit group: a fragment is built again only once
+      // the wgmma that read it has completed (at most one group pending), and stays pinned until
+      // then, so no other value takes its registers while a wgmma may still read them.
+      const auto group = [&](int grp, auto diagonal, auto factor) {
+        mbar_wait_first_phase(&bars[grp]);
+        fence_proxy_async_shared();
+        uint32_t a[2][4];
+        wgmma_fence_operands(acc.acc[0]);
+#pragma unroll
+        for (int ks = 0; ks < kStepsPerSlab; ++ks) {
+          const int kb = grp * kStepsPerSlab + ks;
+          uint32_t(&frag)[4] = a[ks % 2];
+          Cb next;
+          if (kb < last_step) next = load_cb(kb + 1, kb + 1 >= i0 / 16);
+          if (ks >= 2) {
+            wgmma_wait<1>();
+#pragma unroll
+            for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
+          }
+          if (decltype(diagonal)::value && ks > wl) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) frag[e] = 0u;  // tokens past the warp's rows
+          } else {
+            coefficients(frag, cur, kb, ks, diagonal, factor);
+          }
+#pragma unroll
+          for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
+          wgmma_fence();
+          wgmma_m64n64k16_rs<T>(acc.acc[0], frag, sw128_mn_descriptor(sX + kb * 16 * kBN));
+          wgmma_commit();
+          cur = next;
+        }
+        wgmma_wait<0>();
+        wgmma_fence_operands(a);
+        wgmma_fence_operands(acc.acc[0]);
+      };
 #pragma unroll 1
-    for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{});
-    group(slab, std::true_type{});
+      for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{}, factored_tag);
+      if constexpr (kFactored) {
+        // f16's largest finite value is 65504 (anything from 65520 on rounds to inf).
+        if constexpr (std::is_same_v<T, __half>)
+          if (warpgroup_any(largest > 65504.0f, warpgroup)) return false;
+        dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
+        acc.scale_rows(within_chunk_decay_exp2(dA_lo, dA_first), within_chunk_decay_exp2(dA_hi, dA_first));
+      }
+      group(slab, std::true_type{}, std::false_type{});
+      return true;
+    };
+    if (!factored_slab || !run_slab(std::true_type{})) run_slab(std::false_type{});
 
     // Epilogue through the warp's region (its C rows are dead), as chunk_scan_tc.cu.
     if (rows_in) {

@@ -252,6 +252,18 @@ struct WarpTile {
         for (int e = 0; e < 4; ++e) acc[mt][nt][e] = 0.0f;
   }
 
+  // A 16-row tile's rows scaled: rows lane/4 by lo, rows lane/4 + 8 by hi (the accumulator layout).
+  __device__ __forceinline__ void scale_rows(float lo, float hi) {
+    static_assert(kMT == 1, "one factor per half of 16 rows");
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt) {
+      acc[0][nt][0] *= lo;
+      acc[0][nt][1] *= lo;
+      acc[0][nt][2] *= hi;
+      acc[0][nt][3] *= hi;
+    }
+  }
+
   // The accumulators into a row-major f32 tile of `ld` floats per row, the warp's block at (m0, n0):
   // for an epilogue through shared memory or a tile that other warps read.
   __device__ __forceinline__ void store_f32(float* tile, int ld, int m0, int n0) const {
