@@ -24,6 +24,7 @@
 #include <cfloat>
 #include <type_traits>
 
+#include "chunk_scan_rows.cuh"
 #include "chunk_scan_slabs.h"
 #include "chunk_scan_split.h"
 #include "chunk_scan_wgmma.h"
@@ -274,8 +275,8 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       !k_in | ((fabsf(dA_own) <= FLT_MAX) & (dA_own <= 0.0f) & ((k_own == 0) | (dA_own <= dA_before_own)));
   const bool factored = __syncthreads_and(monotone_own) != 0;
 
-  T* const out = static_cast<T*>(p.out.p);
-  T* const out_x = static_cast<T*>(p.out_x.p);
+  const chunk_scan_rows::OutputRows<T> rows{x, static_cast<T*>(p.out.p), static_cast<T*>(p.out_x.p), b, S, t0, H, h, P, p0,
+                                            valid};
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   const float* cb_f32 = static_cast<const float*>(p.cb.p);
   const T* cb_16 = static_cast<const T*>(p.cb.p);
@@ -446,38 +447,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       __syncwarp();
       acc.store_f32(sOut, kLdO, 0, 0);
       __syncwarp();
-      constexpr int kOutVecs = kBN / 8, kOutRowStep = 32 / kOutVecs;
-      const int out_col = (lane % kOutVecs) * 8;
-      if (p0 + out_col < P) {  // P is a multiple of 8: all 8 or none
-        float d_skip[8] = {};  // D of these 8 p (one value per head without hdim)
-        if (p.D.p != nullptr) {
-#pragma unroll
-          for (int q = 0; q < 8; ++q) d_skip[q] = load(p.D, p.d_has_hdim ? h * P + p0 + out_col + q : h);
-        }
-#pragma unroll
-        for (int r = lane / kOutVecs; r < 16; r += kOutRowStep) {
-          if (first_i + r >= valid) break;
-          const int64_t at = ((b * S + t0 + first_i + r) * H + h) * P + p0 + out_col;
-          float y[8];
-          const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col);
-          const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col + 4);
-          y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
-          if (p.D.p != nullptr) {
-            Vec8<T> xv;
-            xv.raw = *reinterpret_cast<const uint4*>(x + at);
-#pragma unroll
-            for (int q = 0; q < 8; ++q) y[q] += d_skip[q] * Half16<T>::to(xv.h[q]);
-          }
-          if (p.z.p != nullptr) {
-            if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);
-            float zv[8];
-            load8(p.z, at, zv);
-#pragma unroll
-            for (int q = 0; q < 8; ++q) y[q] = gate(y[q], zv[q]);
-          }
-          *reinterpret_cast<uint4*>(out + at) = pack8<T>(y);  // rounded to x's dtype
-        }
-      }
+      rows.store(p, sOut, first_i, lane);
     }
     __syncwarp();  // the region's reads are done before the next phase copies C rows into it
   }

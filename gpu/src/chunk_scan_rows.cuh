@@ -1,0 +1,61 @@
+// The epilogue that chunk_scan's two tensor-core kernels share (chunk_scan_tc.cu on mma.sync,
+// chunk_scan_wgmma.cu on wgmma): a warp's 16 output rows, from their fp32 sums in shared memory.
+#pragma once
+#include "common.cuh"
+#include "mma.cuh"
+
+namespace ssd_gpu::chunk_scan_rows {
+
+constexpr int kBN = 64;        // head-dim p per block
+constexpr int kLdO = kBN + 4;  // floats per row of a warp's fp32 output tile
+
+// Where a block's output rows go: its tile (batch b, chunk from token t0, head h, p from p0) and
+// the tensors the epilogue reads and writes.
+template <class T>
+struct OutputRows {
+  const T* x;
+  T* out;
+  T* out_x;
+  int64_t b, S, t0, H, h, P, p0;
+  int valid;
+
+  // Rows first_i .. first_i + 15 of the chunk, whose sums are in sOut [16][kLdO]: each lane finishes
+  // 8 consecutive p of a row (skip term, out_x before the gate, gate) and stores them with one
+  // 16-byte store, rounded to x's dtype.
+  __device__ __forceinline__ void store(const ChunkScanParams& p, const float* sOut, int first_i, int lane) const {
+    constexpr int kOutVecs = kBN / 8, kOutRowStep = 32 / kOutVecs;
+    const int out_col = (lane % kOutVecs) * 8;
+    if (p0 + out_col < P) {  // P is a multiple of 8: all 8 or none
+      float d_skip[8] = {};  // D of these 8 p (one value per head without hdim)
+      if (p.D.p != nullptr) {
+#pragma unroll
+        for (int q = 0; q < 8; ++q) d_skip[q] = load(p.D, p.d_has_hdim ? h * P + p0 + out_col + q : h);
+      }
+#pragma unroll
+      for (int r = lane / kOutVecs; r < 16; r += kOutRowStep) {
+        if (first_i + r >= valid) break;
+        const int64_t at = ((b * S + t0 + first_i + r) * H + h) * P + p0 + out_col;
+        float y[8];
+        const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col);
+        const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col + 4);
+        y[0] = y0.x, y[1] = y0.y, y[2] = y0.z, y[3] = y0.w, y[4] = y1.x, y[5] = y1.y, y[6] = y1.z, y[7] = y1.w;
+        if (p.D.p != nullptr) {
+          Vec8<T> xv;
+          xv.raw = *reinterpret_cast<const uint4*>(x + at);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) y[q] += d_skip[q] * Half16<T>::to(xv.h[q]);
+        }
+        if (p.z.p != nullptr) {
+          if (out_x != nullptr) *reinterpret_cast<uint4*>(out_x + at) = pack8<T>(y);
+          float zv[8];
+          load8(p.z, at, zv);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) y[q] = gate(y[q], zv[q]);
+        }
+        *reinterpret_cast<uint4*>(out + at) = pack8<T>(y);
+      }
+    }
+  }
+};
+
+}  // namespace ssd_gpu::chunk_scan_rows
