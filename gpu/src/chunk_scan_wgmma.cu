@@ -24,9 +24,9 @@
 #include <cfloat>
 #include <type_traits>
 
-#include "chunk_scan_rows.cuh"
 #include "chunk_scan_slabs.h"
 #include "chunk_scan_split.h"
+#include "chunk_scan_tile.cuh"
 #include "chunk_scan_wgmma.h"
 #include "common.cuh"
 #include "mma.cuh"
@@ -146,24 +146,13 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
   const int warpgroup = warp / 4, wl = warp % 4;  // wl: the warp's 16-row block within its warpgroup's slab
   T* const sRegion = reinterpret_cast<T*>(bytes + L::kRegions + warp * L::kRegionBytes);
-  const int64_t Q = p.chunk, H = p.heads, P = p.headdim, G = p.groups, N = p.dstate, S = p.seqlen;
-  const int64_t p_tiles = ceil_div(P, kBN);
-  const chunk_scan_split::BlockTile place = chunk_scan_split::block_tile(blockIdx.x, split_from, split_tiles);
-  int64_t tile = place.tile;
-  const int64_t p0 = (tile % p_tiles) * kBN;
-  tile /= p_tiles;
-  const int64_t h = tile % H;
-  tile /= H;
-  const int64_t c = tile % p.chunks, b = tile / p.chunks;
-  const int64_t t0 = c * Q;
-  const int valid = static_cast<int>(min(Q, S - t0));  // <= 256
-  const int64_t g = h / (H / G);
-  const int64_t vec = ((b * H + h) * p.chunks + c) * Q;  // [b,h,c,0] of dt and dA
-  const int nk = static_cast<int>((N + 15) / 16 * 16);   // K of the n GEMM, zero columns past N
-  const int n_in = static_cast<int>(N), rows_p = static_cast<int>(min(P - p0, int64_t{kBN}));
-  const T* x = static_cast<const T*>(p.x.p);
-  const T* C = static_cast<const T*>(p.C.p);
-  const int64_t c_row0 = (b * S + t0) * G + g;  // token-major row of token t0 in C
+  const chunk_scan_tile::Tile t(p, split_from, split_tiles);
+  const chunk_scan_split::BlockTile place = t.place;
+  const int64_t Q = t.Q, H = t.H, P = t.P, G = t.G, N = t.N, S = t.S;
+  const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec, c_row0 = t.c_row0;
+  const int valid = t.valid, nk = t.nk, n_in = t.n_in, rows_p = t.rows_p;
+  const T* x = static_cast<const T*>(t.x);
+  const T* C = static_cast<const T*>(t.C);
 
   const int slabs = (valid + kSlabRows - 1) / kSlabRows;
   const chunk_scan_slabs::Slabs own = chunk_scan_slabs::warpgroup_slabs(warpgroup, slabs, place.split, place.half);
@@ -275,7 +264,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       !k_in | ((fabsf(dA_own) <= FLT_MAX) & (dA_own <= 0.0f) & ((k_own == 0) | (dA_own <= dA_before_own)));
   const bool factored = __syncthreads_and(monotone_own) != 0;
 
-  const chunk_scan_rows::OutputRows<T> rows{x, static_cast<T*>(p.out.p), static_cast<T*>(p.out_x.p), b, S, t0, H, h, P, p0,
+  const chunk_scan_tile::OutputRows<T> rows{x, static_cast<T*>(p.out.p), static_cast<T*>(p.out_x.p), b, S, t0, H, h, P, p0,
                                             valid};
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   const float* cb_f32 = static_cast<const float*>(p.cb.p);

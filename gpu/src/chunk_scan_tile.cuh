@@ -1,13 +1,51 @@
-// The epilogue that chunk_scan's two tensor-core kernels share (chunk_scan_tc.cu on mma.sync,
-// chunk_scan_wgmma.cu on wgmma): a warp's 16 output rows, from their fp32 sums in shared memory.
+// What chunk_scan's two tensor-core kernels share (chunk_scan_tc.cu on mma.sync, chunk_scan_wgmma.cu
+// on wgmma): a block's tile and the sizes that follow from it, and the epilogue of a warp's 16
+// output rows from their fp32 sums in shared memory.
 #pragma once
+#include "chunk_scan_split.h"
 #include "common.cuh"
 #include "mma.cuh"
 
-namespace ssd_gpu::chunk_scan_rows {
+namespace ssd_gpu::chunk_scan_tile {
 
 constexpr int kBN = 64;        // head-dim p per block
 constexpr int kLdO = kBN + 4;  // floats per row of a warp's fp32 output tile
+
+// A block's tile: blocks from split_from on take half a tile (chunk_scan_split.h), the tile is the
+// (batch b, chunk c, head h, 64 p from p0) of the call, and the rest follows from it.
+struct Tile {
+  int64_t Q, H, P, G, N, S;
+  chunk_scan_split::BlockTile place;
+  int64_t p0, h, c, b, t0;
+  int valid;         // tokens of the chunk, <= 256
+  int64_t g, vec;    // vec: [b,h,c,0] of dt and dA
+  int nk;            // K of the n GEMM, zero columns past N
+  int n_in, rows_p;
+  const void* x;     // the call's x and C
+  const void* C;
+  int64_t c_row0;    // token-major row of token t0 in C
+
+  __device__ __forceinline__ Tile(const ChunkScanParams& p, unsigned split_from, unsigned split_tiles)
+      : Q(p.chunk), H(p.heads), P(p.headdim), G(p.groups), N(p.dstate), S(p.seqlen) {
+    const int64_t p_tiles = ceil_div(P, kBN);
+    place = chunk_scan_split::block_tile(blockIdx.x, split_from, split_tiles);
+    int64_t tile = place.tile;
+    p0 = (tile % p_tiles) * kBN;
+    tile /= p_tiles;
+    h = tile % H;
+    tile /= H;
+    c = tile % p.chunks, b = tile / p.chunks;
+    t0 = c * Q;
+    valid = static_cast<int>(min(Q, S - t0));
+    g = h / (H / G);
+    vec = ((b * H + h) * p.chunks + c) * Q;
+    nk = static_cast<int>((N + 15) / 16 * 16);
+    n_in = static_cast<int>(N), rows_p = static_cast<int>(min(P - p0, int64_t{kBN}));
+    x = p.x.p;
+    C = p.C.p;
+    c_row0 = (b * S + t0) * G + g;
+  }
+};
 
 // Where a block's output rows go: its tile (batch b, chunk from token t0, head h, p from p0) and
 // the tensors the epilogue reads and writes.
@@ -58,4 +96,4 @@ struct OutputRows {
   }
 };
 
-}  // namespace ssd_gpu::chunk_scan_rows
+}  // namespace ssd_gpu::chunk_scan_tile
