@@ -37,19 +37,18 @@
 namespace ssd_gpu {
 namespace {
 
-constexpr int kWarps = 8;
-constexpr int kBlockThreads = kWarps * 32;
+using chunk_scan_tile::kBlockThreads;
+using chunk_scan_tile::kBN;
+using chunk_scan_tile::kLdN;
+using chunk_scan_tile::kLdO;
+using chunk_scan_tile::kMaxN;
+using chunk_scan_tile::kMaxQ;
+using chunk_scan_tile::kWarps;
+
 constexpr int kBlocksPerSm = 2;
-constexpr int kBN = 64;           // head-dim p per block
-constexpr int kGroup = 64;        // tokens k per x copy group
-constexpr int kMaxN = 128;        // the fast path takes N <= 128 and Q <= 256
-constexpr int kMaxQ = 256;
+constexpr int kGroup = 64;     // tokens k per x copy group
 constexpr int kGroups = kMaxQ / kGroup;
-constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev)
-constexpr int kLdX = kBN + 8;     // rows of 64 p (x)
-constexpr int kLdO = kBN + 4;     // rows of the fp32 output tile of a warp
-static_assert(kMaxQ <= kBlockThreads, "one thread loads one token of the chunk vectors");
-static_assert(kWarps == chunk_scan_split::kWarps, "the split's warp mapping counts the block's warps");
+constexpr int kLdX = kBN + 8;  // rows of 64 p (x)
 
 // Shared memory, in bytes: x [kMaxQ][kLdX] and prev [kBN][kLdN] of T, the warps' regions (16 C
 // rows [16][kLdN] of T, later 16 fp32 output rows [16][kLdO]), dA, dt and the row scales [kMaxQ]

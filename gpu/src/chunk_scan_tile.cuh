@@ -8,8 +8,15 @@
 
 namespace ssd_gpu::chunk_scan_tile {
 
-constexpr int kBN = 64;        // head-dim p per block
-constexpr int kLdO = kBN + 4;  // floats per row of a warp's fp32 output tile
+constexpr int kWarps = 8;
+constexpr int kBlockThreads = kWarps * 32;
+constexpr int kBN = 64;          // head-dim p per block
+constexpr int kMaxN = 128;       // the kernels take N <= 128 and Q <= 256
+constexpr int kMaxQ = 256;
+constexpr int kLdN = kMaxN + 8;  // rows of n (C, prev)
+constexpr int kLdO = kBN + 4;    // floats per row of a warp's fp32 output tile
+static_assert(kMaxQ <= kBlockThreads, "one thread loads one token of the chunk vectors");
+static_assert(kWarps == chunk_scan_split::kWarps, "the split's warp mapping counts the block's warps");
 
 // A block's tile: blocks from split_from on take half a tile (chunk_scan_split.h), the tile is the
 // (batch b, chunk c, head h, 64 p from p0) of the call, and the rest follows from it.

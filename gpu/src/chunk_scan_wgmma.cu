@@ -38,19 +38,20 @@ namespace {
 using chunk_scan_slabs::k_row_of_token;
 using chunk_scan_slabs::kSlabRows;
 
-constexpr int kWarps = 8;
-constexpr int kBlockThreads = kWarps * 32;
+using chunk_scan_tile::kBlockThreads;
+using chunk_scan_tile::kBN;  // head-dim p per block: one 128-byte swizzled row of x
+using chunk_scan_tile::kLdN;
+using chunk_scan_tile::kLdO;
+using chunk_scan_tile::kMaxN;
+using chunk_scan_tile::kMaxQ;
+using chunk_scan_tile::kWarps;
+
 constexpr int kBlocksPerSm = 2;
-constexpr int kBN = 64;           // head-dim p per block: one 128-byte swizzled row of x
-constexpr int kMaxN = 128;        // N <= 128 and Q <= 256, as chunk_scan_tc.cu
-constexpr int kMaxQ = 256;
 constexpr int kSlabs = kMaxQ / kSlabRows;
 constexpr int kStepsPerSlab = kSlabRows / 16;
-constexpr int kLdN = kMaxN + 8;   // rows of n (C, prev)
-constexpr int kLdO = kBN + 4;     // rows of the fp32 output tile of a warp
-constexpr size_t kAlign = 1024;   // the swizzle pattern's period
-static_assert(kMaxQ == kBlockThreads, "one thread loads one token of the chunk vectors");
-static_assert(kWarps == chunk_scan_split::kWarps && kWarps == 4 * chunk_scan_slabs::kWarpgroups, "warps");
+constexpr size_t kAlign = 1024;  // the swizzle pattern's period
+static_assert(kMaxQ == kBlockThreads, "one thread holds one token of the chunk vectors");
+static_assert(kWarps == 4 * chunk_scan_slabs::kWarpgroups, "a warpgroup is 4 warps");
 
 // Shared memory from a 1024-byte boundary, in bytes: x [kMaxQ][kBN] of T (swizzled, k order), prev
 // [kBN][kLdN] of T, the warps' regions (16 C rows [16][kLdN] of T, later 16 fp32 output rows
