@@ -211,8 +211,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     cp_async_wait<kGroups>();
   __syncthreads();
 
-  const chunk_scan_tile::OutputRows<T> rows{x, static_cast<T*>(p.out.p), static_cast<T*>(p.out_x.p), b, S, t0, H, h, P, p0,
-                                            valid};
+  const chunk_scan_tile::OutputRows<T> rows(p, t);
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   const float* cb_f32 = static_cast<const float*>(p.cb.p);
   const T* cb_16 = static_cast<const T*>(p.cb.p);

@@ -64,6 +64,12 @@ struct OutputRows {
   int64_t b, S, t0, H, h, P, p0;
   int valid;
 
+  __device__ __forceinline__ OutputRows(const ChunkScanParams& p, const Tile& t)
+      : x(static_cast<const T*>(t.x)),
+        out(static_cast<T*>(p.out.p)),
+        out_x(static_cast<T*>(p.out_x.p)),
+        b(t.b), S(t.S), t0(t.t0), H(t.H), h(t.h), P(t.P), p0(t.p0), valid(t.valid) {}
+
   // Rows first_i .. first_i + 15 of the chunk, whose sums are in sOut [16][kLdO]: each lane finishes
   // 8 consecutive p of a row (skip term, out_x before the gate, gate) and stores them with one
   // 16-byte store, rounded to x's dtype.

@@ -265,8 +265,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       !k_in | ((fabsf(dA_own) <= FLT_MAX) & (dA_own <= 0.0f) & ((k_own == 0) | (dA_own <= dA_before_own)));
   const bool factored = __syncthreads_and(monotone_own) != 0;
 
-  const chunk_scan_tile::OutputRows<T> rows{x, static_cast<T*>(p.out.p), static_cast<T*>(p.out_x.p), b, S, t0, H, h, P, p0,
-                                            valid};
+  const chunk_scan_tile::OutputRows<T> rows(p, t);
   const int64_t cb_base = ((b * p.chunks + c) * G + g) * Q;
   const float* cb_f32 = static_cast<const float*>(p.cb.p);
   const T* cb_16 = static_cast<const T*>(p.cb.p);
