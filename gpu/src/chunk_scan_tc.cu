@@ -90,10 +90,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const chunk_scan_tile::Tile t(p, split_from, split_tiles);
   const chunk_scan_split::BlockTile place = t.place;
   const int64_t Q = t.Q, H = t.H, P = t.P, G = t.G, N = t.N, S = t.S;
-  const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec, c_row0 = t.c_row0;
+  const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec;
   const int valid = t.valid, nk = t.nk, n_in = t.n_in, rows_p = t.rows_p;
   const T* x = static_cast<const T*>(t.x);
-  const T* C = static_cast<const T*>(t.C);
 
   // A warp's 16-row blocks (w and 15 - w of a whole tile, one of them in half a tile) and the
   // block's last one, past which no x row is read (chunk_scan_split.h).
@@ -157,13 +156,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   // Copy groups of every thread: (1) its warp's C rows of the first row block, (2) the 16-bit
   // entering states, (3..6) x in groups of 64 tokens, zeros past the valid length, each group also
   // arriving on its mbarrier. Empty groups are committed too, so the wait counts are fixed.
-  const auto copy_c_rows = [&](int rb) {
-    if (rb >= 0 && rb * 16 < valid)
-      copy_tile_async<16, kMaxN, 32>(sRegion, kLdN, C + (c_row0 + int64_t{rb} * 16 * G) * N, G * N, valid - rb * 16,
-                                     n_in, lane);
-    cp_async_commit();
-  };
-  copy_c_rows(own.first);
+  t.copy_c_rows(sRegion, own.first, lane);
   if (!early) copy_prev_16();
   cp_async_commit();
   const int x_groups = (x_rows_read + kGroup - 1) / kGroup;
@@ -222,7 +215,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     const int rb = phase == 0 ? own.first : own.second;
     if (rb < 0 || rb * 16 >= valid) break;
     if (phase == 1) {
-      copy_c_rows(rb);
+      t.copy_c_rows(sRegion, rb, lane);
       cp_async_wait<0>();
       __syncwarp();
     }

@@ -52,6 +52,16 @@ struct Tile {
     C = p.C.p;
     c_row0 = (b * S + t0) * G + g;
   }
+
+  // A warp's 16 C rows of row block rb (none where rb < 0 or the block is past the valid tokens)
+  // into its region of [16][kLdN], as one commit group of this thread's copies.
+  template <class T>
+  __device__ __forceinline__ void copy_c_rows(T* sRegion, int rb, int lane) const {
+    if (rb >= 0 && rb * 16 < valid)
+      copy_tile_async<16, kMaxN, 32>(sRegion, kLdN, static_cast<const T*>(C) + (c_row0 + int64_t{rb} * 16 * G) * N,
+                                     G * N, valid - rb * 16, n_in, lane);
+    cp_async_commit();
+  }
 };
 
 // Where a block's output rows go: its tile (batch b, chunk from token t0, head h, p from p0) and

@@ -150,10 +150,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const chunk_scan_tile::Tile t(p, split_from, split_tiles);
   const chunk_scan_split::BlockTile place = t.place;
   const int64_t Q = t.Q, H = t.H, P = t.P, G = t.G, N = t.N, S = t.S;
-  const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec, c_row0 = t.c_row0;
+  const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec;
   const int valid = t.valid, nk = t.nk, n_in = t.n_in, rows_p = t.rows_p;
   const T* x = static_cast<const T*>(t.x);
-  const T* C = static_cast<const T*>(t.C);
 
   const int slabs = (valid + kSlabRows - 1) / kSlabRows;
   const chunk_scan_slabs::Slabs own = chunk_scan_slabs::warpgroup_slabs(warpgroup, slabs, place.split, place.half);
@@ -213,13 +212,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 
   // Copy groups of every thread: (1) its warp's C rows of its first slab, (2) the 16-bit entering
   // states, (3..6) x by slab, zeros past the valid length, each slab also arriving on its mbarrier.
-  const auto copy_c_rows = [&](int rb) {
-    if (rb >= 0 && rb * 16 < valid)
-      copy_tile_async<16, kMaxN, 32>(sRegion, kLdN, C + (c_row0 + int64_t{rb} * 16 * G) * N, G * N, valid - rb * 16,
-                                     n_in, lane);
-    cp_async_commit();
-  };
-  copy_c_rows(own.first >= 0 ? own.first * kStepsPerSlab + wl : -1);
+  t.copy_c_rows(sRegion, own.first >= 0 ? own.first * kStepsPerSlab + wl : -1, lane);
   if (!early) copy_prev_16();
   cp_async_commit();
   const int x_slabs = (x_rows_read + kSlabRows - 1) / kSlabRows;
@@ -278,7 +271,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     const int rb = slab * kStepsPerSlab + wl, first_i = rb * 16;
     const bool rows_in = first_i < valid;  // a warp past the valid rows still takes part in each wgmma
     if (phase == 1) {
-      copy_c_rows(rb);
+      t.copy_c_rows(sRegion, rb, lane);
       cp_async_wait<0>();
       __syncwarp();
     }
