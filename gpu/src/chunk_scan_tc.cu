@@ -254,14 +254,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     WarpTile<T, 16, kBN> acc;
     acc.zero();
     acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
-    const float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
-#pragma unroll
-    for (int nt = 0; nt < kBN / 8; ++nt) {
-      acc.acc[0][nt][0] *= scale_lo;
-      acc.acc[0][nt][1] *= scale_lo;
-      acc.acc[0][nt][2] *= scale_hi;
-      acc.acc[0][nt][3] *= scale_hi;
-    }
+    acc.scale_rows(sRowScale[i_lo], sRowScale[i_hi]);
 
     // Causal blocks 0 .. rb; only the last, the diagonal one, needs the mask k <= i.
     const float dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
