@@ -126,7 +126,7 @@ memcheck_problems() {
   timeout "${SSD_MEMCHECK_SECONDS:-400}" compute-sanitizer --tool memcheck --error-exitcode 9 "$here/ssd-fuzz" \
     --kernels "$1" --isolation none --problems "$problems" --dump "" >"$out/$2memcheck_problems.txt" 2>&1
   local rc=$?
-  echo "memcheck (fast_problems.txt) exit $rc, $(grep -c . "$problems") problems" >>"$out/$2memcheck_problems.txt"
+  echo "memcheck (fast_problems.txt) exit $rc, $(grep -cvE '^[[:space:]]*(#|$)' "$problems") problems" >>"$out/$2memcheck_problems.txt"
 }
 sanitize() {
   sanitize_smoke "$@"

@@ -180,6 +180,15 @@ def test_verify_once_times_the_ops_named_and_narrows_memcheck(tmp_path):
     assert "given: state_passing:f16" in memcheck and "chunk_scan" not in memcheck, memcheck
 
 
+def test_memcheck_counts_problems_not_comments(tmp_path):
+    here = bundle(tmp_path)
+    (here / "fast_problems.txt").write_text("# aimed problems\n\nstate_passing:f16 b1 s64 q16 h2 d8 seed=1\n"
+                                            "  # an indented comment\nchunk_scan:f16 b1 s64 h2 p8 g1 n8 q16 seed=2\n")
+    once, _ = run_phase(here, tmp_path, "verify-once", tmp_path / "out", sanitizer=LISTING_SANITIZER)
+    assert once.returncode == 0, once.stdout
+    assert "memcheck (fast_problems.txt) exit 0, 2 problems" in once.stdout, once.stdout
+
+
 # ssd-bench writing --json: the library under before/ takes 2 us per workload, any other 1 us.
 JSON_BENCH = "#!/bin/sh\n" + options("kernels", "json") + """us=1.0
 case $kernels in */before/*) us=2.0 ;; esac
