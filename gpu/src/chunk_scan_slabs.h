@@ -39,6 +39,38 @@ __host__ __device__ __forceinline__ int last_slab(int slabs, bool split, int hal
   return last;
 }
 
+// A warp's rows within its slab (warp wl of its warpgroup): its fragments' rows gid (0-7) are the
+// slab's rows 8 wl .. 8 wl + 7, its rows gid + 8 the rows 32 + 8 wl .. 39 + 8 wl, an early and a
+// late 8-row group. In the slab's diagonal group a row's coefficients end at its own 16-token step,
+// and the tensor cores start a step once every warp has built its fragment; with 16 consecutive
+// rows warp 3 builds all four steps whole, with these pairs no warp builds more than half a
+// fragment past step 1, and the warpgroup's path through the diagonal is 3 steps' builds instead of
+// 4 (diagonal_build_path below, replayed by the host tests). The late rows are the early ones plus
+// a constant, so a thread's second row costs no register of its own.
+constexpr int kLateOffset = kSlabRows / 2;
+struct WarpRows {
+  int early, late;  // the first row of each 8-row group, within the slab
+};
+__host__ __device__ __forceinline__ constexpr WarpRows warp_rows(int wl) {
+  return {8 * wl, 8 * wl + kLateOffset};
+}
+
+// The diagonal group's build path in whole fragments: per step, the most any warp builds (1 for
+// both row groups, 1/2 for one), summed over the slab's four steps.
+__host__ __device__ inline constexpr double diagonal_build_path() {
+  double path = 0;
+  for (int step = 0; step < kSlabRows / 16; ++step) {
+    double most = 0;
+    for (int wl = 0; wl < 4; ++wl) {
+      const WarpRows r = warp_rows(wl);
+      const double built = 0.5 * ((step <= r.early / 16) + (step <= r.late / 16));
+      most = built > most ? built : most;
+    }
+    path += most;
+  }
+  return path;
+}
+
 // The k row of token t within its 16-token step: the order of the A fragments' k (chunk_scan_tc.cu),
 // in which a lane's four tokens 4 u .. 4 u + 3 are its fragment's k 2 u, 2 u + 1, 8 + 2 u, 8 + 2 u + 1,
 // so its cb values are one load per row. wgmma reads x's rows in k order, so token t is stored there.

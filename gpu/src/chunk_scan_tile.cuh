@@ -62,6 +62,31 @@ struct Tile {
                                      G * N, valid - rb * 16, n_in, lane);
     cp_async_commit();
   }
+  // A warp's C rows as two groups of 8, rows early_i .. early_i + 7 and kLate rows further (none
+  // where early_i < 0 or is past the valid tokens), into rows 0-7 and 8-15 of its region, as one
+  // commit group of this thread's copies (chunk_scan_wgmma.cu's row pairs). copy_tile_async's walk
+  // of 16 rows, its source pointer moved once to the late group: one pointer, no second walk.
+  template <int kLate, class T>
+  __device__ __forceinline__ void copy_c_row_groups(T* sRegion, int early_i, int lane) const {
+    static_assert(sizeof(T) == 2, "16-bit C: 8 values a 16-byte vector");
+    if (early_i >= 0 && early_i < valid) {
+      constexpr int kVecsPerRow = kMaxN / 8, kRowStep = 32 / kVecsPerRow;
+      const int row = lane / kVecsPerRow, col = (lane % kVecsPerRow) * 8;
+      const bool col_in = col < n_in;
+      const int64_t ld = G * N;
+      const T* from = static_cast<const T*>(C) + (c_row0 + int64_t{early_i} * G) * N + row * ld + col;
+      T* to = sRegion + row * kLdN + col;
+#pragma unroll
+      for (int i = 0; i < 16 / kRowStep; ++i) {
+        const int r = row + i * kRowStep;  // the region's row; rows 8-15 are the late group's
+        if (i == 8 / kRowStep) from += (kLate - 8) * ld;
+        cp_async16(to, from, col_in && early_i + (r < 8 ? r : kLate + r - 8) < valid);
+        from += kRowStep * ld;
+        to += kRowStep * kLdN;
+      }
+    }
+    cp_async_commit();
+  }
 };
 
 // Where a block's output rows go: its tile (batch b, chunk from token t0, head h, p from p0) and
@@ -84,6 +109,19 @@ struct OutputRows {
   // 8 consecutive p of a row (skip term, out_x before the gate, gate) and stores them with one
   // 16-byte store, rounded to x's dtype.
   __device__ __forceinline__ void store(const ChunkScanParams& p, const float* sOut, int first_i, int lane) const {
+    store_rows<0>(p, sOut, first_i, lane);
+  }
+  // The same for two groups of 8 rows, sOut's rows 0-7 from early_i and 8-15 from early_i + kLate.
+  template <int kLate>
+  __device__ __forceinline__ void store_groups(const ChunkScanParams& p, const float* sOut, int early_i, int lane) const {
+    store_rows<kLate - 8>(p, sOut, early_i, lane);
+  }
+
+ private:
+  // sOut's rows r to the chunk's rows first_i + r, those from r = 8 on kJump rows further, up to
+  // the valid length (the rows rise with r, so the first row past it ends the loop).
+  template <int kJump>
+  __device__ __forceinline__ void store_rows(const ChunkScanParams& p, const float* sOut, int first_i, int lane) const {
     constexpr int kOutVecs = kBN / 8, kOutRowStep = 32 / kOutVecs;
     const int out_col = (lane % kOutVecs) * 8;
     if (p0 + out_col < P) {  // P is a multiple of 8: all 8 or none
@@ -94,8 +132,9 @@ struct OutputRows {
       }
 #pragma unroll
       for (int r = lane / kOutVecs; r < 16; r += kOutRowStep) {
-        if (first_i + r >= valid) break;
-        const int64_t at = ((b * S + t0 + first_i + r) * H + h) * P + p0 + out_col;
+        const int jump = r >= 8 ? kJump : 0;
+        if (first_i + r + jump >= valid) break;
+        const int64_t at = ((b * S + t0 + first_i + r + jump) * H + h) * P + p0 + out_col;
         float y[8];
         const float4 y0 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col);
         const float4 y1 = *reinterpret_cast<const float4*>(sOut + r * kLdO + out_col + 4);

@@ -1,15 +1,17 @@
 // SSDChunkScanFwd on Hopper's warpgroup MMA, compiled for sm_90a alone: chunk_scan_tc.cu's kernel
 // (same tiles, inputs, coefficients, carried-in term and epilogue) with the causal term on wgmma
-// m64n64k16. A warpgroup owns a 64-row slab of the chunk (one 16-row block per warp) and its four
+// m64n64k16. A warpgroup owns a 64-row slab of the chunk (16 rows per warp) and its four
 // warps share each 16-token step: each builds its rows' coefficients in registers (the A operand, in
 // mma.sync's fragment layout) and the tensor cores read x straight from a 128-byte-swizzled tile, so
 // no warp loads x fragments (ldmatrix) or issues eight mma.sync per step, and a step's tensor work
 // runs while the warps build the next step's coefficients. x's rows are stored in the fragments' k
 // order (chunk_scan_slabs.h) so a lane's cb values stay one load per row.
 // Slabs are balanced as the row blocks of chunk_scan_tc.cu are: warpgroup 0 takes slabs 0 and 3,
-// warpgroup 1 slabs 1 and 2 (5 groups of 64 tokens each). In a slab's last group (its diagonal) a
-// warp's steps past its own 16 rows are zeros and its own step is masked k <= i; every warp of the
-// warpgroup still takes part in each wgmma. The carried-in term stays on mma.sync per warp: its
+// warpgroup 1 slabs 1 and 2 (5 groups of 64 tokens each). A warp's 16 rows are an early and a late
+// group of 8 (warp_rows: 0-7 with 32-39, ..., 24-31 with 56-63). In a slab's last group (its
+// diagonal) a row group's steps past its own are zeros, not computed, and its own step is masked
+// k <= i, so each warp builds about the same share of the diagonal; every warp of the warpgroup still
+// takes part in each wgmma. The carried-in term stays on mma.sync per warp: its
 // accumulators have wgmma's layout for the warp's 16 rows, and the causal steps accumulate onto them.
 // Factored decay: where the chunk's dA is finite, at most 0 and non-increasing (every real
 // dA_cumsum: A <= 0, dt' >= 0; one block-wide vote), the decay of a token k before the slab's first
@@ -36,6 +38,7 @@ namespace ssd_gpu {
 namespace {
 
 using chunk_scan_slabs::k_row_of_token;
+using chunk_scan_slabs::kLateOffset;
 using chunk_scan_slabs::kSlabRows;
 
 using chunk_scan_tile::kBlockThreads;
@@ -145,7 +148,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   uint64_t* const bars = reinterpret_cast<uint64_t*>(bytes + L::kBars);
 
   const int tid = static_cast<int>(threadIdx.x), warp = tid / 32, lane = tid & 31, gid = lane / 4, tig = lane % 4;
-  const int warpgroup = warp / 4, wl = warp % 4;  // wl: the warp's 16-row block within its warpgroup's slab
+  const int warpgroup = warp / 4, wl = warp % 4;  // wl: the warp's rows within its warpgroup's slab (warp_rows)
   T* const sRegion = reinterpret_cast<T*>(bytes + L::kRegions + warp * L::kRegionBytes);
   const chunk_scan_tile::Tile t(p, split_from, split_tiles);
   const chunk_scan_split::BlockTile place = t.place;
@@ -212,7 +215,8 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 
   // Copy groups of every thread: (1) its warp's C rows of its first slab, (2) the 16-bit entering
   // states, (3..6) x by slab, zeros past the valid length, each slab also arriving on its mbarrier.
-  t.copy_c_rows(sRegion, own.first >= 0 ? own.first * kStepsPerSlab + wl : -1, lane);
+  t.copy_c_row_groups<kLateOffset>(
+      sRegion, own.first >= 0 ? own.first * kSlabRows + chunk_scan_slabs::warp_rows(wl).early : -1, lane);
   if (!early) copy_prev_16();
   cp_async_commit();
   const int x_slabs = (x_rows_read + kSlabRows - 1) / kSlabRows;
@@ -268,17 +272,19 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   for (int phase = 0; phase < 2; ++phase) {
     const int slab = phase == 0 ? own.first : own.second;  // the same for the warpgroup's four warps
     if (slab < 0) break;
-    const int rb = slab * kStepsPerSlab + wl, first_i = rb * 16;
-    const bool rows_in = first_i < valid;  // a warp past the valid rows still takes part in each wgmma
+    // The warp's rows: two groups of 8 of the slab, from early_i and early_i + kLateOffset
+    // (chunk_scan_slabs.h).
+    const int i0 = slab * kSlabRows, early_i = i0 + chunk_scan_slabs::warp_rows(wl).early;
+    const bool rows_in = early_i < valid;  // a warp past the valid rows still takes part in each wgmma
     if (phase == 1) {
-      t.copy_c_rows(sRegion, rb, lane);
+      t.copy_c_row_groups<kLateOffset>(sRegion, early_i, lane);
       cp_async_wait<0>();
       __syncwarp();
     }
 
     // This thread's cb rows (a row past the valid length reads the last valid row instead: its
     // outputs are never stored, and an mma row depends on its own row of A alone).
-    const int i_lo = first_i + gid, i_hi = i_lo + 8;
+    const int i_lo = early_i + gid, i_hi = i_lo + kLateOffset;
     const int64_t row_lo = cb_base + min(i_lo, valid - 1), row_hi = cb_base + min(i_hi, valid - 1);
     using Cb = CbQuad<T, kCbF32>;
     const auto load_cb = [&](int kb, bool diagonal) {
@@ -298,7 +304,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 
     // The column factors of the slab's factored groups (warpgroup-wide: every row of the slab has
     // the same first row i0), once the warpgroup's reads of the previous slab's are done.
-    const int i0 = slab * kSlabRows;
     float* const sColumn = sColumns + warpgroup * kMaxQ;
     const bool factored_slab = factored && slab > 0;
     if (factored_slab) {
@@ -339,8 +344,10 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       [[maybe_unused]] float largest = 0.0f;  // of the factored f16 coefficients
       // The coefficients of step kb into a: exact as chunk_scan_tc.cu, or factored
       // round_x(cb[i,k] exp(dA[i0]-dA[k]) dt[k]); in the diagonal group (exact), tokens past the
-      // row are zeros (row and token within the slab: 16 wl + gid (+ 8), 16 ks + 4 tig + e).
-      const auto coefficients = [&](uint32_t a[4], const Cb& cb_raw, int kb, int ks, auto diagonal, auto factor) {
+      // row are zeros (row and token within the slab: early + gid or late + gid, 16 ks + 4 tig + e),
+      // and the early rows' are not computed at all past their own step (lo_live false).
+      const auto coefficients = [&](uint32_t a[4], const Cb& cb_raw, int kb, int ks, auto diagonal, auto factor,
+                                    bool lo_live) {
         const float4 cb_lo = Cb::widen(cb_raw.lo), cb_hi = Cb::widen(cb_raw.hi);
         const float cbl[4] = {cb_lo.x, cb_lo.y, cb_lo.z, cb_lo.w}, cbh[4] = {cb_hi.x, cb_hi.y, cb_hi.z, cb_hi.w};
         float lo[4], hi[4];
@@ -358,13 +365,18 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           const float4 dtk = *reinterpret_cast<const float4*>(sDt + kb * 16 + 4 * tig);
           const float dAv[4] = {dAk.x, dAk.y, dAk.z, dAk.w}, dtv[4] = {dtk.x, dtk.y, dtk.z, dtk.w};
 #pragma unroll
+          for (int e = 0; e < 4; ++e) lo[e] = 0.0f;
+          if (!decltype(diagonal)::value || lo_live) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) lo[e] = cbl[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
+          }
+#pragma unroll
           for (int e = 0; e < 4; ++e) {
-            lo[e] = cbl[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
             hi[e] = cbh[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
             if constexpr (decltype(diagonal)::value) {
-              const int token = 16 * ks + 4 * tig + e, row = 16 * wl + gid;
+              const int token = 16 * ks + 4 * tig + e, row = chunk_scan_slabs::warp_rows(wl).early + gid;
               if (token > row) lo[e] = 0.0f;
-              if (token > row + 8) hi[e] = 0.0f;
+              if (token > row + kLateOffset) hi[e] = 0.0f;
             }
           }
         }
@@ -393,11 +405,16 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 #pragma unroll
             for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
           }
-          if (decltype(diagonal)::value && ks > wl) {
+          // In the diagonal group a row group's coefficients end at its own step: the early group's
+          // at step early / 16, the late group's at late / 16 (never before the early one's).
+          const int first_row = chunk_scan_slabs::warp_rows(wl).early;  // of the early group, in the slab
+          const bool lo_live = !decltype(diagonal)::value || 16 * ks <= first_row + 7;
+          const bool hi_live = !decltype(diagonal)::value || 16 * ks <= first_row + kLateOffset + 7;
+          if (!hi_live) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) frag[e] = 0u;  // tokens past the warp's rows
+            for (int e = 0; e < 4; ++e) frag[e] = 0u;  // tokens past both of the warp's row groups
           } else {
-            coefficients(frag, cur, kb, ks, diagonal, factor);
+            coefficients(frag, cur, kb, ks, diagonal, factor, lo_live);
           }
 #pragma unroll
           for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
@@ -429,7 +446,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       __syncwarp();
       acc.store_f32(sOut, kLdO, 0, 0);
       __syncwarp();
-      rows.store(p, sOut, first_i, lane);
+      rows.template store_groups<kLateOffset>(p, sOut, early_i, lane);
     }
     __syncwarp();  // the region's reads are done before the next phase copies C rows into it
   }

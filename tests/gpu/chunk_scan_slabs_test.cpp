@@ -1,6 +1,6 @@
 // chunk_scan_wgmma.cu's plan (gpu/src/chunk_scan_slabs.h), replayed on the host: the warpgroups'
 // slabs of a whole chunk and of a split tile's halves on hand-worked cases, every slab of every
-// chunk length computed once, and the k row order that x is stored in.
+// chunk length computed once, the k row order that x is stored in, and the warps' rows within a slab.
 #include "chunk_scan_slabs.h"
 
 #include <gtest/gtest.h>
@@ -9,11 +9,14 @@
 
 namespace {
 
+using ssd_gpu::chunk_scan_slabs::diagonal_build_path;
 using ssd_gpu::chunk_scan_slabs::k_row_of_token;
 using ssd_gpu::chunk_scan_slabs::kWarpgroups;
 using ssd_gpu::chunk_scan_slabs::last_slab;
 using ssd_gpu::chunk_scan_slabs::Slabs;
+using ssd_gpu::chunk_scan_slabs::warp_rows;
 using ssd_gpu::chunk_scan_slabs::warpgroup_slabs;
+using ssd_gpu::chunk_scan_slabs::WarpRows;
 
 // Q = 256, 4 slabs: warpgroup 0 takes slabs 0 and 3 (1 + 4 groups of 64 tokens), warpgroup 1 slabs
 // 1 and 2 (2 + 3 groups): 5 groups each.
@@ -94,5 +97,28 @@ TEST(ChunkScanSlabs, TokensInTheFragmentsKOrder) {
   for (int t = 0; t < 256; ++t) ++seen[static_cast<size_t>(k_row_of_token(t))];
   for (int k = 0; k < 256; ++k) EXPECT_EQ(seen[static_cast<size_t>(k)], 1) << "k row " << k;
 }
+
+// The warps' rows: warp 0 rows 0-7 and 32-39, warp 1 8-15 and 40-47, warp 2 16-23 and 48-55, warp 3
+// 24-31 and 56-63, so the four warps take each of the slab's 64 rows once.
+TEST(ChunkScanSlabs, WarpsPairAnEarlyAndALateRowGroup) {
+  const WarpRows expected[4] = {{0, 32}, {8, 40}, {16, 48}, {24, 56}};
+  std::vector<int> seen(64, 0);
+  for (int wl = 0; wl < 4; ++wl) {
+    const WarpRows r = warp_rows(wl);
+    EXPECT_EQ(r.early, expected[wl].early) << "warp " << wl;
+    EXPECT_EQ(r.late, expected[wl].late) << "warp " << wl;
+    for (int i = 0; i < 8; ++i) {
+      ++seen[static_cast<size_t>(r.early + i)];
+      ++seen[static_cast<size_t>(r.late + i)];
+    }
+  }
+  for (int row = 0; row < 64; ++row) EXPECT_EQ(seen[static_cast<size_t>(row)], 1) << "row " << row;
+}
+
+// The diagonal group's path: step 0 every warp builds both groups (1), step 1 warps 2 and 3 do
+// (their early groups 16-31 end there; 1), steps 2 and 3 only late groups are left (1/2 each: 32-63
+// on step 2, 48-63 on step 3): 3 fragments' builds, where 16 consecutive rows a warp made warp 3
+// build all 4.
+TEST(ChunkScanSlabs, DiagonalPathIsThreeBuilds) { EXPECT_DOUBLE_EQ(diagonal_build_path(), 3.0); }
 
 }  // namespace
