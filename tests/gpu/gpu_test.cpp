@@ -2,6 +2,7 @@
 // random problems per op, every full-size workload, and bit-identical repeated runs. Prints the
 // verdict table (op x dtype: cases, PASSED, FAILED, max r). Exits 77 (SKIPPED) when the library
 // finds no CUDA device.
+#include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -124,6 +125,40 @@ TEST(Gpu, RepeatedRunsAreBitIdentical) {
       for (const ssd::Output& o : a.outputs.all())
         EXPECT_EQ(ssd::encode(o.value), ssd::encode(b.outputs.get(o.name).value)) << ssd::to_string(p) << " " << o.name;
     }
+}
+
+// Mamba2Fwd captured into a CUDA graph (its five stages become the graph's nodes, as when ssd-bench
+// times it) gives the eager call's bits when the graph runs: two prepared calls on the same inputs,
+// each output poisoned at the start, one called on a stream, the other captured and launched, so
+// a graph that computed nothing, or ran a stage before its inputs were written, leaves poison or
+// other bits behind.
+TEST(Gpu, Mamba2CapturedGraphGivesTheEagerBits) {
+  for (const char* text : {"mamba2:bf16 b2 s700 h4 p64 g2 n128 q256 +softplus +init seed=5",
+                           "mamba2:f16 b1 s300 h2 p32 g1 n64 q64 +dt_bias +z seq=rand seed=6"}) {
+    const ssd::Problem p = ssd::parse_problem(text);
+    const ssd::InputSet in = ssd::make_inputs(p);
+    const ssd::PreparedCall eager(gpu(), p, in), graphed(gpu(), p, in);
+    cudaStream_t stream = nullptr;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(eager.invoke(stream), SSD_STATUS_OK) << text << ": " << gpu().table().last_error();
+    cudaGraph_t graph = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    const ssd_status captured = graphed.invoke(stream);
+    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << text;
+    ASSERT_EQ(captured, SSD_STATUS_OK) << text << ": " << gpu().table().last_error();
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess) << text;
+    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess) << text;
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess) << text;
+    const ssd::PreparedCall::Inspection a = eager.inspect(), b = graphed.inspect();
+    ASSERT_EQ(a.outputs.size(), b.outputs.size()) << text;
+    for (size_t i = 0; i < a.outputs.size(); ++i)
+      EXPECT_TRUE(a.outputs[i].bytes == b.outputs[i].bytes) << text << ": output " << a.outputs[i].name;
+    EXPECT_TRUE(a.damage.empty() && b.damage.empty()) << text;
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
 }
 
 // The CUDA library speaks a kernel-ABI version older than strided views (5): the runner never
