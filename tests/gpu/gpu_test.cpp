@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "ssd/fuzz/generators.h"
 #include "ssd/harness/runner.h"
 #include "ssd/reference/layout.h"
+#include "ssd/reference/truth.h"
 
 namespace {
 
@@ -186,6 +188,55 @@ TEST(Gpu, StridedViewsAreSkippedAndRefused) {
       if (padded) EXPECT_NE(status, SSD_STATUS_OK) << text;
       else EXPECT_EQ(status, SSD_STATUS_OK) << text;
     }
+}
+
+// The wgmma scan's factored decay (gpu/src/chunk_scan_wgmma.cu) takes a slab's coefficients before
+// its diagonal as round_f16(cb[i,k] u[k]), u[k] = exp(dA[i0]-dA[k]) dt[k]: up to exp(dA[i0]-dA[i])
+// larger than the exact cb[i,k] exp(dA[i]-dA[k]) dt[k], so only f16 can overflow where the exact
+// coefficient does not, and such a slab must be computed again, exact. No drawn fill reaches that
+// (cb ~ N(0,1), dt < 0.5), so the inputs are set by hand: decays of 1 per token (finite, <= 0,
+// non-increasing: the factored path), dt = 1/2, and one large cb per slab past the first, at a row
+// of another warp than the slab's first row and at the token just before the slab:
+//   slab 1 (i0 = 64):  cb[100, 63] = 1e6; factored 1e6 e^-1 / 2 = 1.84e5 > 65504 (f16's largest),
+//                      exact 1e6 e^-(100-63) / 2 = 4.3e-11;
+//   slab 3 (i0 = 192): cb[250, 191] = 1e6 (warpgroup 0's second slab; same figures, exact e^-59).
+// Without the exact re-run those rows come out inf (inf times the row factor e^-36); with it, PASSED.
+TEST(Gpu, ScanFactoredF16OverflowIsComputedExact) {
+  for (const bool cb16 : {false, true}) {  // cb=f32, or cb in the primary dtype
+    const ssd::Problem p =
+        ssd::parse_problem(std::string("chunk_scan:f16 b1 s512 h2 p64 g1 n64 q256 ") + (cb16 ? "" : "cb=f32 ") + "seed=41");
+    ssd::InputSet in = ssd::make_inputs(p);
+    ssd::Tensor dA = in.at("dA_cumsum"), dt = in.at("dt"), cb = in.at("cb");  // [b,h,c,q] twice, [b,c,g,q,q]
+    for (std::int64_t h = 0; h < p.h; ++h)
+      for (std::int64_t c = 0; c < 2; ++c)
+        for (std::int64_t t = 0; t < p.q; ++t) {
+          dA.set(dA.offset({0, h, c, t}), -static_cast<double>(t));
+          dt.set(dt.offset({0, h, c, t}), 0.5);
+        }
+    const struct {
+      std::int64_t i, k, i0;
+    } large[] = {{100, 63, 64}, {250, 191, 192}};
+    // An f16 cb holds at most 65504, so there cb = 6e4 and dt[k] = 8: factored 6e4 e^-1 8 = 1.77e5,
+    // exact 6e4 e^-37 8 = 4.1e-11.
+    const double cb_large = cb16 ? 6e4 : 1e6, dt_at_k = cb16 ? 8.0 : 0.5;
+    for (std::int64_t c = 0; c < 2; ++c)
+      for (const auto& e : large) {
+        cb.set(cb.offset({0, c, 0, e.i, e.k}), cb_large);
+        for (std::int64_t h = 0; h < p.h; ++h) dt.set(dt.offset({0, h, c, e.k}), dt_at_k);
+        // The premise, from the inputs themselves: factored past f16's range, exact far inside it.
+        const double factored = cb_large * std::exp(dA.at({0, 0, c, e.i0}) - dA.at({0, 0, c, e.k})) * dt_at_k;
+        const double exact = cb_large * std::exp(dA.at({0, 0, c, e.i}) - dA.at({0, 0, c, e.k})) * dt_at_k;
+        ASSERT_GT(factored, 65504.0);
+        ASSERT_LT(exact, 1e-6);
+      }
+    in.put("dA_cumsum", dA);
+    in.put("dt", dt);
+    in.put("cb", cb);
+    const ssd::KernelRun run = ssd::run_kernel(gpu(), p, in);
+    ASSERT_EQ(run.status, ssd::KernelRun::Status::ok) << ssd::to_string(p) << ": " << run.message;
+    const ssd::CaseJudgement j = ssd::judge_against_oracle(p, in, run.outputs);
+    EXPECT_EQ(j.verdict, ssd::Verdict::passed) << ssd::describe(j);
+  }
 }
 
 // Full-size workloads of spec/workloads.md; the oracle runs on the host's CPU cores. Select with
