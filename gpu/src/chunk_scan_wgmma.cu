@@ -374,9 +374,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           for (int e = 0; e < 4; ++e) {
             hi[e] = cbh[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
             if constexpr (decltype(diagonal)::value) {
-              const int token = 16 * ks + 4 * tig + e, row = chunk_scan_slabs::warp_rows(wl).early + gid;
-              if (token > row) lo[e] = 0.0f;
-              if (token > row + kLateOffset) hi[e] = 0.0f;
+              const int token = 16 * ks + 4 * tig + e;
+              if (token > chunk_scan_slabs::warp_rows(wl).early + gid) lo[e] = 0.0f;
+              if (token > chunk_scan_slabs::warp_rows(wl).late + gid) hi[e] = 0.0f;
             }
           }
         }
@@ -407,9 +407,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           }
           // In the diagonal group a row group's coefficients end at its own step: the early group's
           // at step early / 16, the late group's at late / 16 (never before the early one's).
-          const int first_row = chunk_scan_slabs::warp_rows(wl).early;  // of the early group, in the slab
-          const bool lo_live = !decltype(diagonal)::value || 16 * ks <= first_row + 7;
-          const bool hi_live = !decltype(diagonal)::value || 16 * ks <= first_row + kLateOffset + 7;
+          const chunk_scan_slabs::WarpRows own_rows = chunk_scan_slabs::warp_rows(wl);  // within the slab
+          const bool lo_live = !decltype(diagonal)::value || 16 * ks <= own_rows.early + 7;
+          const bool hi_live = !decltype(diagonal)::value || 16 * ks <= own_rows.late + 7;
           if (!hi_live) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) frag[e] = 0u;  // tokens past both of the warp's row groups
