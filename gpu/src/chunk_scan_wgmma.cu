@@ -11,8 +11,10 @@
 // group of 8 (warp_rows: 0-7 with 32-39, ..., 24-31 with 56-63). In a slab's last group (its
 // diagonal) a row group's steps past its own are zeros, not computed, and its own step is masked
 // k <= i, so each warp builds about the same share of the diagonal; every warp of the warpgroup still
-// takes part in each wgmma. The carried-in term stays on mma.sync per warp: its
-// accumulators have wgmma's layout for the warp's 16 rows, and the causal steps accumulate onto them.
+// takes part in each wgmma. The carried-in term C prev runs on wgmma too, before the causal steps
+// and onto the same accumulators: each warp's 16 C rows are the A fragments (ldmatrix from its
+// region), and prev is stored as the K-major B operand (rows p, 128-byte-swizzled atoms of 64 n), so
+// the tensor cores read it once per step where each warp's mma.sync read all of it again.
 // Factored decay: where the chunk's dA is finite, at most 0 and non-increasing (every real
 // dA_cumsum: A <= 0, dt' >= 0; one block-wide vote), the decay of a token k before the slab's first
 // row i0 splits there: exp(dA[i]-dA[k]) = exp(dA[i]-dA[i0]) exp(dA[i0]-dA[k]), both factors at most 1.
@@ -57,21 +59,22 @@ static_assert(kMaxQ == kBlockThreads, "one thread holds one token of the chunk v
 static_assert(kWarps == 4 * chunk_scan_slabs::kWarpgroups, "a warpgroup is 4 warps");
 
 // Shared memory from a 1024-byte boundary, in bytes: x [kMaxQ][kBN] of T (swizzled, k order), prev
-// [kBN][kLdN] of T, the warps' regions (16 C rows [16][kLdN] of T, later 16 fp32 output rows
-// [16][kLdO]), dA, dt and the row scales [kMaxQ] in f32, each warpgroup's column factors [kMaxQ] in
-// f32, one mbarrier per x group (slab).
+// [kBN p][kMaxN n] of T (K-major: two swizzled atoms of 64 n), the warps' regions (16 C rows
+// [16][kLdN] of T, later 16 fp32 output rows [16][kLdO]), dA, dt and the row scales [kMaxQ] in f32,
+// each warpgroup's column factors [kMaxQ] in f32, one mbarrier per x group (slab).
 template <class T>
 struct Layout {
   static constexpr size_t kX = 0;
   static constexpr size_t kPrev = kX + sizeof(T) * kMaxQ * kBN;
   static constexpr size_t kRegionBytes = sizeof(T) * 16 * kLdN;
-  static constexpr size_t kRegions = kPrev + sizeof(T) * kBN * kLdN;
+  static constexpr size_t kRegions = kPrev + sizeof(T) * kBN * kMaxN;
   static constexpr size_t kVectors = kRegions + kWarps * kRegionBytes;
   static constexpr size_t kColumns = kVectors + 3 * sizeof(float) * kMaxQ;
   static constexpr size_t kBars = kColumns + chunk_scan_slabs::kWarpgroups * sizeof(float) * kMaxQ;
   static constexpr size_t kBytes = kBars + sizeof(uint64_t) * kSlabs;
   static constexpr size_t kLaunchBytes = kBytes + kAlign;  // with room to align the start
   static_assert(16 * kLdO * sizeof(float) <= kRegionBytes, "a warp's output rows fit in its region");
+  static_assert(kPrev % 1024 == 0, "prev's atoms start on the swizzle's period");
   static_assert(kRegions % 16 == 0 && kVectors % 16 == 0 && kBars % 8 == 0, "aligned areas");
   static_assert(2 * kLaunchBytes <= 227 * 1024, "two blocks fit one SM");
 };
@@ -154,7 +157,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   const chunk_scan_split::BlockTile place = t.place;
   const int64_t Q = t.Q, H = t.H, P = t.P, G = t.G, N = t.N, S = t.S;
   const int64_t p0 = t.p0, h = t.h, c = t.c, b = t.b, t0 = t.t0, g = t.g, vec = t.vec;
-  const int valid = t.valid, nk = t.nk, n_in = t.n_in, rows_p = t.rows_p;
+  const int valid = t.valid, n_in = t.n_in, rows_p = t.rows_p;
   const T* x = static_cast<const T*>(t.x);
 
   const int slabs = (valid + kSlabRows - 1) / kSlabRows;
@@ -198,10 +201,15 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       }
     }
   };
+  // 16-bit states into prev's K-major atoms: atom a holds n 64 a .. 64 a + 63 of every p row.
+  constexpr int kAtomN = 64, kAtoms = kMaxN / kAtomN;
   const auto copy_prev_16 = [&] {
     if (!prev_f32) {
-      const T* prev = static_cast<const T*>(p.states.p);
-      copy_tile_async<kBN, kMaxN, kBlockThreads>(sPrev, kLdN, prev + prev_row0 * N, N, rows_p, n_in);
+      const T* prev = static_cast<const T*>(p.states.p) + prev_row0 * N;
+#pragma unroll
+      for (int a = 0; a < kAtoms; ++a)
+        copy_tile_async<kBN, kAtomN, kBlockThreads, true>(sPrev + a * kBN * kAtomN, kAtomN, prev + a * kAtomN, N,
+                                                          rows_p, n_in - a * kAtomN);
     }
   };
   if (!early) load_stage_outputs();
@@ -244,18 +252,21 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     sDt[k_own] = dt_own;
     sRowScale[k_own] = scale;
   }
-  if (prev_f32) {  // rounded to C's dtype
+  if (prev_f32) {  // rounded to C's dtype, at their places in prev's atoms
 #pragma unroll
     for (int i = 0; i < kPrevPasses; ++i) {
       const float4 lo = prev_v[i][0], hi = prev_v[i][1];
       const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-      *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) = pack8<T>(v);
+      const int r = prev_row + i * kPrevRowStep;
+      *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(sPrev) + wgmma_layout::sw128_k_place(r, prev_col)) =
+          pack8<T>(v);
     }
   }
   if (early)
     cp_async_wait<0>();
   else
     cp_async_wait<kSlabs>();
+  fence_proxy_async_shared();  // prev's stores and copies, before wgmma reads them after the barrier
   // The barrier votes whether the chunk's dA allows the factored decay (finite, at most 0,
   // non-increasing over the valid tokens; NaN fails every comparison).
   const bool monotone_own =
@@ -314,6 +325,35 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     }
 
     WarpTile<T, 16, kBN> acc;
+    // acc += C prev over all of N's 8 steps of 16 (C and prev are zeros past N): a step count taken
+    // from N put the wgmmas under a branch, and ptxas then serialized every wgmma of the kernel
+    // (tools/wgmma_guard.sh). The warp's A fragments come from its region's 16 C rows (a warp past
+    // the valid rows reads stale rows there, whose sums are never stored); two fragments in turn,
+    // each rebuilt only once the wgmma that read it has completed.
+    const auto carried_in = [&] {
+      const int idx = lane >> 3, r = lane & 7;
+      const T* const lane_row = sRegion + (r + (idx & 1) * 8) * kLdN + (idx >> 1) * 8;
+      uint32_t a[2][4];
+      wgmma_fence_operands(acc.acc[0]);
+#pragma unroll
+      for (int ks = 0; ks < kMaxN / 16; ++ks) {
+        uint32_t(&frag)[4] = a[ks % 2];
+        if (ks >= 2) {
+          wgmma_wait<1>();
+#pragma unroll
+          for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
+        }
+        ldsm_x4(frag, lane_row + ks * 16);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
+        wgmma_fence();
+        wgmma_m64n64k16_rs_kmajor<T>(acc.acc[0], frag, sw128_k_descriptor(sPrev, ks));
+        wgmma_commit();
+      }
+      wgmma_wait<0>();
+      wgmma_fence_operands(a);
+      wgmma_fence_operands(acc.acc[0]);
+    };
     const int last_step = slab * kStepsPerSlab + kStepsPerSlab - 1;
     // The slab into acc, its groups before the diagonal factored (kFactored) or exact. Returns false,
     // before the diagonal, where a factored f16 coefficient left f16's range (anywhere in the
@@ -326,12 +366,12 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       float dA_lo = 0.0f, dA_hi = 0.0f;
       if constexpr (!kFactored) dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
 
-      // Carried-in term (per warp, mma.sync): exp(dA[i]) C prev, or exp(dA[i0]) C prev where the row
-      // factor exp(dA[i]-dA[i0]) comes with the factored groups (sRowScale is 0 where seq_idx cuts
-      // the carry, or where exp(dA[i]) is below fp32's range, as it is then too).
+      // Carried-in term (the warpgroup's wgmma): exp(dA[i]) C prev, or exp(dA[i0]) C prev where the
+      // row factor exp(dA[i]-dA[i0]) comes with the factored groups (sRowScale is 0 where seq_idx
+      // cuts the carry, or where exp(dA[i]) is below fp32's range, as it is then too).
       acc.zero();
-      if (rows_in) {
-        acc.template run<true, true>(sRegion, kLdN, sPrev, kLdN, 0, 0, 0, nk / 16);
+      carried_in();
+      if (rows_in) {  // (rows past the valid ones are never stored; unscaled, ptxas spilled here)
         float scale_lo = sRowScale[i_lo], scale_hi = sRowScale[i_hi];
         if constexpr (kFactored) {
           const float chunk_start_decay = expf(dA_first);

@@ -10,6 +10,8 @@
 
 namespace {
 
+using ssd_gpu::wgmma_layout::sw128_k_descriptor;
+using ssd_gpu::wgmma_layout::sw128_k_place;
 using ssd_gpu::wgmma_layout::sw128_mn_descriptor;
 using ssd_gpu::wgmma_layout::sw128_vector;
 
@@ -47,6 +49,38 @@ TEST(WgmmaLayout, DescriptorFields) {
   EXPECT_EQ(sw128_mn_descriptor(0x2c800u), 0x4000004000012c80ull);
   // The next 16-deep step, 16 rows of 128 bytes further: only the start moves, by 2048 >> 4 = 0x80.
   EXPECT_EQ(sw128_mn_descriptor(0x2c800u + 2048) - sw128_mn_descriptor(0x2c800u), 0x80ull);
+}
+
+// A K-major operand of two 64-row atoms (64 rows of 128 k, 16 KB): the hardware reads value (row,
+// k) of step s from the step's start plus row / 8 strides of 1024 bytes, row % 8 rows of 128 bytes
+// and 2 bytes per k of the step, then swizzles that address (PTX ISA, "Shared Memory Matrix Layout",
+// K-major with the 128-byte swizzle). The start is the descriptor's field (bits 0-13, times 16),
+// so this also checks that the descriptor names the step.
+TEST(WgmmaLayout, KMajorStepsReadTheStoredPlaces) {
+  constexpr uint32_t kTile = 0x8000;  // a multiple of 1024, as the kernel's tiles are
+  for (int step = 0; step < 8; ++step) {
+    const uint32_t start = static_cast<uint32_t>(sw128_k_descriptor(kTile, step) & 0x3fffu) << 4;
+    for (int row = 0; row < 64; ++row)
+      for (int kk = 0; kk < 16; ++kk) {
+        const uint32_t read = swizzle128(start - kTile + (row / 8) * 1024 + (row % 8) * 128 + kk * 2);
+        EXPECT_EQ(read, sw128_k_place(row, 16 * step + kk)) << "step " << step << " row " << row << " k " << kk;
+      }
+  }
+}
+
+// By hand, tile at 0x8000 (start field 0x800): step 3 starts 3 x 32 = 96 bytes in (0x8060 >> 4 =
+// 0x806); step 4 is atom 1's first, 64 rows x 128 bytes = 0x2000 further (0xa000 >> 4 = 0xa00);
+// step 7 is 0xa060 (0xa06). The other fields as the MN-major tile's: 0x4000004000010000.
+// Places: value (0, 0) at 0; (3, 9) in vector 1 ^ 3 = 2 of row 3, 3 x 128 + 2 x 16 + 1 x 2 = 418;
+// (10, 70) in atom 1 (8192), row 10 (1280), vector 0 ^ 2 = 2 (32), k 6 of it (12): 9516.
+TEST(WgmmaLayout, KMajorDescriptorFields) {
+  EXPECT_EQ(sw128_k_descriptor(0x8000u, 0), 0x4000004000010800ull);
+  EXPECT_EQ(sw128_k_descriptor(0x8000u, 3), 0x4000004000010806ull);
+  EXPECT_EQ(sw128_k_descriptor(0x8000u, 4), 0x4000004000010a00ull);
+  EXPECT_EQ(sw128_k_descriptor(0x8000u, 7), 0x4000004000010a06ull);
+  EXPECT_EQ(sw128_k_place(0, 0), 0u);
+  EXPECT_EQ(sw128_k_place(3, 9), 418u);
+  EXPECT_EQ(sw128_k_place(10, 70), 9516u);
 }
 
 }  // namespace
