@@ -55,7 +55,8 @@
 # Several candidates timed, picked and verified in one call: make_subsets.sh builds every subset of
 # them, ab_session.sh times each alone against the landed library (with AB_FUZZ), pick_subset.py
 # names the subset to keep, and verify-once runs on that library as the bundle's own; or, for a
-# campaign of 10 minutes, pick_session.sh does the same with verify-start (verify-finish next call).
+# campaign of 10 minutes, pick_session.sh does the same with verify-start (verify-finish next call),
+# and with PICK_TABLE=1 the table of the kept library between the pick and the campaign.
 # Logs go to ${OUT:-.}/<phase>.tgz; mamba_ssm's H200 times (docs/performance.md) come from mamba_ssm_h200.json,
 # the workloads' targets from workload_targets.json.
 # Making the bundle: bash tools/gpu-bundle.sh BUNDLE; cp tools/bench/{fast_session.sh,mamba_ssm_h200.json,

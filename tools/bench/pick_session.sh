@@ -13,11 +13,15 @@
 # PICK_PROBLEMS: a problem file every candidate also replays against the oracle (shapes its random
 # cases rarely reach, such as launches that split their last wave); a failure there counts as a
 # failed fuzz run of that candidate, which is then not kept.
+# PICK_TABLE=1: then fast_session.sh table of the installed library (SSD_MAMBA_DIR names mamba_ssm's
+# package, mamba_subset.sh; SSD_MAMBA_SECONDS passes through), timed before the campaign occupies the
+# GPU: A/B, pick, table and the start of the verification in one call.
 # Then fast_session.sh verify-start of the installed library (SSD_VERIFY_OPS, SSD_FUZZ_SECONDS,
-# SSD_FUZZ_SEED pass through); PICK_VERIFY=0 stops after the install, so that the call can time the
-# kept library against another one (ssd-bench --against) before its campaign occupies the GPU, and
-# the next call runs verify-start. Logs: $OUT/ab.log, ab.tgz, pick.txt (the kept library's name on
-# its last line) and verify-start.tgz. Exit 2 on bad input, before anything runs.
+# SSD_FUZZ_SEED pass through); PICK_VERIFY=0 stops after the install (and the table), so that the
+# call can time the kept library against another one (ssd-bench --against) before its campaign
+# occupies the GPU, and the next call runs verify-start. Logs: $OUT/ab.log, ab.tgz, pick.txt (the
+# kept library's name on its last line), table.tgz (PICK_TABLE=1) and verify-start.tgz. Exit 2 on
+# bad input, before anything runs.
 set -uo pipefail
 fail() { echo "pick_session.sh: $*" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,6 +34,9 @@ for name in base $PICK_CANDIDATES; do
 done
 [ -z "${PICK_PROBLEMS:-}" ] || [ -f "$PICK_PROBLEMS" ] || fail "PICK_PROBLEMS: no file $PICK_PROBLEMS"
 case ${PICK_VERIFY:-1} in 0|1) ;; *) fail "PICK_VERIFY is 0 (stop after the install) or 1, not '$PICK_VERIFY'" ;; esac
+case ${PICK_TABLE:-0} in 0|1) ;; *) fail "PICK_TABLE is 0 or 1 (the table of the kept library), not '$PICK_TABLE'" ;; esac
+[ "${PICK_TABLE:-0}" = 0 ] || [ -d "${SSD_MAMBA_DIR:-}/mamba_ssm" ] ||
+  fail "PICK_TABLE=1: SSD_MAMBA_DIR='${SSD_MAMBA_DIR:-}' holds no mamba_ssm/ (tools/bench/mamba_subset.sh makes one)"
 mkdir -p "$final"
 export LD_LIBRARY_PATH="$here/lib:$here:${LD_LIBRARY_PATH:-}"
 log="$final/ab.log"
@@ -61,6 +68,11 @@ echo "kept: $pick" | tee -a "$final/pick.txt"
 if [ "$pick" != base ]; then
   [ -f "$here/variants/$pick.so" ] || fail "no $here/variants/$pick.so: make_subsets.sh builds every subset"
   cp "$here/variants/$pick.so" "$here/libssd-kernels-cuda.so"
+fi
+if [ "${PICK_TABLE:-0}" = 1 ]; then
+  # A table that fails (no mamba_ssm times) still leaves the verification to run: it is what lands.
+  bash "$here/fast_session.sh" table
+  echo "table exit $? at $(($(date +%s) - started)) s"
 fi
 [ "${PICK_VERIFY:-1}" = 0 ] && { echo "installed at $(($(date +%s) - started)) s; verify-start not run (PICK_VERIFY=0)"; exit 0; }
 bash "$here/fast_session.sh" verify-start

@@ -110,3 +110,34 @@ def test_bad_input_stops_before_anything_runs(tmp_path):
     assert result.returncode == 2 and "PICK_PLAN" in result.stdout
     result = run(bundle(tmp_path / "third"), tmp_path / "third", PICK_VERIFY="no")
     assert result.returncode == 2 and "PICK_VERIFY" in result.stdout
+
+
+# time_mamba_ssm.py: one workload's time, written to --out.
+TIME_MAMBA = """import json, sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+json.dump({"w1": 9.5}, open(args["--out"], "w"))
+"""
+
+
+def test_pick_table_1_tables_the_kept_library_before_its_campaign(tmp_path):
+    here = bundle(tmp_path)
+    (here / "time_mamba_ssm.py").write_text(TIME_MAMBA)
+    (here / "workload_targets.json").write_text("{}")
+    (tmp_path / "mamba" / "mamba_ssm").mkdir(parents=True)
+    result = run(here, tmp_path, PICK_TABLE="1", SSD_MAMBA_DIR=str(tmp_path / "mamba"))
+    assert result.returncode == 0, result.stdout
+    # The table ran on the kept library (sub_10: 9 us a workload), and before the campaign started.
+    table = subprocess.run(["tar", "xzOf", str(tmp_path / "out" / "table.tgz"), "./table.txt"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "| Op | w1 | 9 |" in table, table
+    assert "table exit 0" in result.stdout, result.stdout
+    assert result.stdout.index("table exit 0") < result.stdout.index("campaign started"), result.stdout
+
+
+def test_pick_table_1_needs_the_mamba_ssm_package(tmp_path):
+    here = bundle(tmp_path)
+    result = run(here, tmp_path, PICK_TABLE="1", SSD_MAMBA_DIR=str(tmp_path / "nowhere"))
+    assert result.returncode == 2 and "SSD_MAMBA_DIR" in result.stdout, result.stdout
+    assert not (tmp_path / "out" / "ab.log").exists()
+    result = run(bundle(tmp_path / "again"), tmp_path / "again", PICK_TABLE="yes")
+    assert result.returncode == 2 and "PICK_TABLE" in result.stdout, result.stdout
