@@ -5,7 +5,8 @@
 #   bash tools/dev.sh selfcheck   both oracle forms over every op's smoke problems
 #   bash tools/dev.sh test        the whole ctest suite
 #   bash tools/dev.sh bench       the float64 oracle on every full-size workload (minutes)
-#   bash tools/dev.sh build       dependencies and build only
+#   bash tools/dev.sh build [TARGET ...]
+#                                 dependencies and build only (of the named CMake targets, or of all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,13 +30,17 @@ install_missing_packages() {
 build() {
   install_missing_packages
   cmake --preset release >/dev/null
-  cmake --build --preset release -j "$(nproc)"
+  if [ $# -gt 0 ]; then
+    cmake --build --preset release -j "$(nproc)" --target "$@"
+  else
+    cmake --build --preset release -j "$(nproc)"
+  fi
 }
 
 # Each step is its own command, never the left side of `&&`: bash ignores set -e inside a function
 # called there, so `build && ...` would carry on past a failed configure into a stale build.
 case "${1:-}" in
-  build) build ;;
+  build) shift; build "$@" ;;
   suite) build; ./build/tools/ssd-suite ;;
   selfcheck) build; ./build/tools/ssd-selfcheck ;;
   test) build; ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 1500 ;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tools/dev.sh stops at the first failing step: with a cmake whose configure fails, no later step
-# (the build, ssd-selfcheck, ctest) runs and the script exits non-zero. Usage: dev_sh_test.sh DEV_SH
+# (the build, ssd-selfcheck, ctest) runs and the script exits non-zero. And `dev.sh build TARGET ...`
+# builds those targets alone, `dev.sh build` everything. Usage: dev_sh_test.sh DEV_SH
 set -uo pipefail
 dev_sh="$1"
 work="$(mktemp -d)"
@@ -40,4 +41,28 @@ for step in build selfcheck test; do
     echo "ok   dev.sh $step stops at the failed configure (exit $status)"
   fi
 done
+
+# A cmake that configures: the build's arguments are logged.
+cat >"$work/bin/cmake" <<STUB
+#!/bin/sh
+[ "\$1" = "--preset" ] && exit 0
+echo "\$*" >>"$work/built"
+STUB
+expect_build() {  # expect_build WANT DEV_SH_ARGS...: the one build line dev.sh ran
+  local want=$1
+  shift
+  rm -f "$work/built"
+  PATH="$work/bin:$PATH" bash "$work/repo/tools/dev.sh" "$@" >/dev/null 2>&1
+  local got
+  got=$(cat "$work/built" 2>/dev/null)
+  if [ "$got" = "$want" ]; then
+    echo "ok   dev.sh $*: cmake $got"
+  else
+    echo "FAIL dev.sh $*: cmake '$got', wanted '$want'"
+    failures=$((failures + 1))
+  fi
+}
+jobs=$(nproc)
+expect_build "--build --preset release -j $jobs --target ssd-fuzz ssd_capi" build ssd-fuzz ssd_capi
+expect_build "--build --preset release -j $jobs" build
 [ "$failures" -eq 0 ]
