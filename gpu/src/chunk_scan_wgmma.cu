@@ -1,5 +1,5 @@
 // SSDChunkScanFwd on Hopper's warpgroup MMA, compiled for sm_90a alone: chunk_scan_tc.cu's kernel
-// (same tiles, inputs, coefficients, carried-in term and epilogue) with the causal term on wgmma
+// (same tiles, inputs, coefficients, carried-in term and epilogue) with both terms on wgmma
 // m64n64k16. A warpgroup owns a 64-row slab of the chunk (16 rows per warp) and its four
 // warps share each 16-token step: each builds its rows' coefficients in registers (the A operand, in
 // mma.sync's fragment layout) and the tensor cores read x straight from a 128-byte-swizzled tile, so
