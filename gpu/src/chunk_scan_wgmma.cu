@@ -201,15 +201,19 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       }
     }
   };
-  // 16-bit states into prev's K-major atoms: atom a holds n 64 a .. 64 a + 63 of every p row.
+  // 16-bit states into prev's K-major atoms (wgmma_layout.h): atom a holds n 64 a .. 64 a + 63 of
+  // every p row, at the place sw128_k_place gives its first value.
   constexpr int kAtomN = 64, kAtoms = kMaxN / kAtomN;
+  static_assert(kBN == wgmma_layout::kSw128AtomRows, "prev's p rows fill one atom");
   const auto copy_prev_16 = [&] {
     if (!prev_f32) {
       const T* prev = static_cast<const T*>(p.states.p) + prev_row0 * N;
 #pragma unroll
-      for (int a = 0; a < kAtoms; ++a)
-        copy_tile_async<kBN, kAtomN, kBlockThreads, true>(sPrev + a * kBN * kAtomN, kAtomN, prev + a * kAtomN, N,
-                                                          rows_p, n_in - a * kAtomN);
+      for (int a = 0; a < kAtoms; ++a) {
+        T* const atom = sPrev + wgmma_layout::sw128_k_place(0, a * kAtomN) / sizeof(T);
+        copy_tile_async<kBN, kAtomN, kBlockThreads, true>(atom, kAtomN, prev + a * kAtomN, N, rows_p,
+                                                          n_in - a * kAtomN);
+      }
     }
   };
   if (!early) load_stage_outputs();
