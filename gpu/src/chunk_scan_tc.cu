@@ -43,6 +43,9 @@ using chunk_scan_tile::kLdN;
 using chunk_scan_tile::kLdO;
 using chunk_scan_tile::kMaxN;
 using chunk_scan_tile::kMaxQ;
+using chunk_scan_tile::kPrevPasses;
+using chunk_scan_tile::kPrevRowStep;
+using chunk_scan_tile::kPrevVecs;
 using chunk_scan_tile::kWarps;
 
 constexpr int kBlocksPerSm = 2;
@@ -117,7 +120,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   }
   const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
   const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
-  constexpr int kPrevVecs = kMaxN / 8, kPrevRowStep = kBlockThreads / kPrevVecs, kPrevPasses = kBN / kPrevRowStep;
   const int prev_col = (tid % kPrevVecs) * 8, prev_row = tid / kPrevVecs;
   float4 prev_v[kPrevPasses][2];
   const auto load_stage_outputs = [&] {
@@ -125,18 +127,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       dA_own = load(p.dA, vec + k_own);
       dt_own = load(p.dt, vec + k_own);
     }
-    if (prev_f32) {
-      const float* prev = static_cast<const float*>(p.states.p);
-#pragma unroll
-      for (int i = 0; i < kPrevPasses; ++i) {
-        const int r = prev_row + i * kPrevRowStep;
-        prev_v[i][0] = prev_v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (r < rows_p && prev_col < n_in) {
-          const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
-          prev_v[i][0] = at[0], prev_v[i][1] = at[1];
-        }
-      }
-    }
+    if (prev_f32)
+      chunk_scan_tile::load_entering_f32(prev_v, static_cast<const float*>(p.states.p), prev_row0, prev_row, prev_col,
+                                         rows_p, n_in, N);
   };
   const auto copy_prev_16 = [&] {
     if (!prev_f32) {
@@ -180,21 +173,17 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   // coefficient loop reads them before masking).
   const int row_blocks_padded = row_blocks * 16;
   if (k_own < row_blocks_padded) {
-    float scale = 0.0f;
-    // The carried-in state reaches token t only if t has the id the previous chunk ended with
-    // (0 before the first chunk). cb is taken as given: the causal term is not masked.
-    if (k_in && id_own == id_before) scale = expf(dA_own);  // chunk start -> token k: not clamped
+    // cb is taken as given: the causal term is not masked.
+    const float scale = chunk_scan_tile::carried_in_scale(k_in, id_own, id_before, dA_own);
     sDA[k_own] = dA_own;
     sDt[k_own] = dt_own;
     sRowScale[k_own] = scale;
   }
   if (prev_f32) {  // rounded to C's dtype
 #pragma unroll
-    for (int i = 0; i < kPrevPasses; ++i) {
-      const float4 lo = prev_v[i][0], hi = prev_v[i][1];
-      const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-      *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) = pack8<T>(v);
-    }
+    for (int i = 0; i < kPrevPasses; ++i)
+      *reinterpret_cast<uint4*>(sPrev + (prev_row + i * kPrevRowStep) * kLdN + prev_col) =
+          chunk_scan_tile::round_entering<T>(prev_v[i]);
   }
   // This thread's C rows and prev copies (in an early block the prev copies came last), then every
   // thread's, and the vectors.

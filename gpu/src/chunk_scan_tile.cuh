@@ -1,6 +1,7 @@
 // What chunk_scan's two tensor-core kernels share (chunk_scan_tc.cu on mma.sync, chunk_scan_wgmma.cu
-// on wgmma): a block's tile and the sizes that follow from it, and the epilogue of a warp's 16
-// output rows from their fp32 sums in shared memory.
+// on wgmma): a block's tile and the sizes that follow from it, a token's scale of the carried-in
+// term, a thread's loads of the f32 entering states, and the epilogue of a warp's 16 output rows
+// from their fp32 sums in shared memory.
 #pragma once
 #include "chunk_scan_split.h"
 #include "common.cuh"
@@ -88,6 +89,40 @@ struct Tile {
     cp_async_commit();
   }
 };
+
+// Token k's scale of the carried-in term, exp(dA_k) (chunk start -> token k: not clamped), which
+// reaches k only if k has the id the previous chunk ended with.
+__device__ __forceinline__ float carried_in_scale(bool k_in, int32_t id_own, int32_t id_before, float dA_own) {
+  float scale = 0.0f;
+  if (k_in && id_own == id_before) scale = expf(dA_own);
+  return scale;
+}
+
+// The f32 entering states of a tile as the block's threads load them: thread tid holds kPrevPasses
+// vectors of 8 (rows prev_row + i * kPrevRowStep, columns prev_col ..), zeros past P and N, which
+// become 16-bit rows in shared memory (each kernel its own layout).
+constexpr int kPrevVecs = kMaxN / 8, kPrevRowStep = kBlockThreads / kPrevVecs, kPrevPasses = kBN / kPrevRowStep;
+
+__device__ __forceinline__ void load_entering_f32(float4 (&v)[kPrevPasses][2], const float* prev, int64_t prev_row0,
+                                                  int prev_row, int prev_col, int rows_p, int n_in, int64_t N) {
+#pragma unroll
+  for (int i = 0; i < kPrevPasses; ++i) {
+    const int r = prev_row + i * kPrevRowStep;
+    v[i][0] = v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (r < rows_p && prev_col < n_in) {
+      const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
+      v[i][0] = at[0], v[i][1] = at[1];
+    }
+  }
+}
+
+// One such vector of 8, rounded to the 16-bit dtype T.
+template <class T>
+__device__ __forceinline__ uint4 round_entering(const float4 (&v)[2]) {
+  const float4 lo = v[0], hi = v[1];
+  const float values[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  return pack8<T>(values);
+}
 
 // Where a block's output rows go: its tile (batch b, chunk from token t0, head h, p from p0) and
 // the tensors the epilogue reads and writes.

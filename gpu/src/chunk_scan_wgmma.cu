@@ -49,6 +49,9 @@ using chunk_scan_tile::kLdN;
 using chunk_scan_tile::kLdO;
 using chunk_scan_tile::kMaxN;
 using chunk_scan_tile::kMaxQ;
+using chunk_scan_tile::kPrevPasses;
+using chunk_scan_tile::kPrevRowStep;
+using chunk_scan_tile::kPrevVecs;
 using chunk_scan_tile::kWarps;
 
 constexpr int kBlocksPerSm = 2;
@@ -179,7 +182,6 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   }
   const bool prev_f32 = p.states.dtype == SSD_DTYPE_F32;
   const int64_t prev_row0 = ((b * p.chunks + c) * H + h) * P + p0;
-  constexpr int kPrevVecs = kMaxN / 8, kPrevRowStep = kBlockThreads / kPrevVecs, kPrevPasses = kBN / kPrevRowStep;
   const int prev_col = (tid % kPrevVecs) * 8, prev_row = tid / kPrevVecs;
   float4 prev_v[kPrevPasses][2];
   const auto load_stage_outputs = [&] {
@@ -188,18 +190,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       dt_own = load(p.dt, vec + k_own);
       if (k_own >= 1) dA_before_own = load(p.dA, vec + k_own - 1);
     }
-    if (prev_f32) {
-      const float* prev = static_cast<const float*>(p.states.p);
-#pragma unroll
-      for (int i = 0; i < kPrevPasses; ++i) {
-        const int r = prev_row + i * kPrevRowStep;
-        prev_v[i][0] = prev_v[i][1] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        if (r < rows_p && prev_col < n_in) {
-          const float4* at = reinterpret_cast<const float4*>(prev + (prev_row0 + r) * N + prev_col);
-          prev_v[i][0] = at[0], prev_v[i][1] = at[1];
-        }
-      }
-    }
+    if (prev_f32)
+      chunk_scan_tile::load_entering_f32(prev_v, static_cast<const float*>(p.states.p), prev_row0, prev_row, prev_col,
+                                         rows_p, n_in, N);
   };
   // 16-bit states into prev's K-major atoms (wgmma_layout.h): atom a holds n 64 a .. 64 a + 63 of
   // every p row, at the place sw128_k_place gives its first value.
@@ -250,8 +243,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   // Chunk vectors and row scales for every token of the tile, zeros past the valid length (a slab's
   // steps read them before masking).
   {
-    float scale = 0.0f;
-    if (k_in && id_own == id_before) scale = expf(dA_own);  // chunk start -> token k: not clamped
+    const float scale = chunk_scan_tile::carried_in_scale(k_in, id_own, id_before, dA_own);
     sDA[k_own] = dA_own;
     sDt[k_own] = dt_own;
     sRowScale[k_own] = scale;
@@ -259,11 +251,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
   if (prev_f32) {  // rounded to C's dtype, at their places in prev's atoms
 #pragma unroll
     for (int i = 0; i < kPrevPasses; ++i) {
-      const float4 lo = prev_v[i][0], hi = prev_v[i][1];
-      const float v[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
       const int r = prev_row + i * kPrevRowStep;
       *reinterpret_cast<uint4*>(reinterpret_cast<unsigned char*>(sPrev) + wgmma_layout::sw128_k_place(r, prev_col)) =
-          pack8<T>(v);
+          chunk_scan_tile::round_entering<T>(prev_v[i]);
     }
   }
   if (early)

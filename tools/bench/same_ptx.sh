@@ -9,7 +9,8 @@
 #        tools/bench/same_ptx.sh main state_passing_fast.cu -- -DSTATE_PASSING_SEGMENTS_PAST=32
 # NVCC_FLAGs go to both compiles (a build option's other setting). --ignore-names pairs kernels whose
 # names changed (a template parameter added). BUILD is $SSD_BUILD_DIR, default
-# build/ of this checkout, configured (ninja). Exit 0 where every file's PTX is equivalent, 1 where
+# build/ of this checkout, configured (ninja). SSD_PTX_KEEP=DIR keeps the two PTX files of each FILE
+# there (old.FILE.ptx, new.FILE.ptx) for a diff. Exit 0 where every file's PTX is equivalent, 1 where
 # one is not, 2 on bad input.
 set -euo pipefail
 fail() { echo "same_ptx.sh: $*" >&2; exit 2; }
@@ -65,5 +66,8 @@ for file in "${files[@]}"; do
   done
   echo "== $file"
   python3 "$root/tools/bench/ptx_equivalent.py" "$work/ptx/old.$file.ptx" "$work/ptx/new.$file.ptx" "${names[@]}" || status=1
+  if [ -n "${SSD_PTX_KEEP:-}" ]; then
+    mkdir -p "$SSD_PTX_KEEP" && cp "$work/ptx/old.$file.ptx" "$work/ptx/new.$file.ptx" "$SSD_PTX_KEEP/"
+  fi
 done
 exit $status
