@@ -36,8 +36,23 @@
 #include "mma.cuh"
 #include "wgmma.cuh"
 
+// Candidate for an A/B (docs/performance.md): 1 tests the factored f16 coefficients' range on their
+// packed fragments (a half2 max per two coefficients, after the rounding) instead of on the fp32
+// values (an fp32 max per coefficient, before it); 0 keeps the fp32 test.
+#ifndef SCAN_F16_RANGE_PACKED
+#define SCAN_F16_RANGE_PACKED 0
+#endif
+
 namespace ssd_gpu {
 namespace {
+
+// A packed pair of f16 values as __half2.
+__device__ __forceinline__ __half2 as_half2(uint32_t bits) {
+  __half2 h;
+  static_assert(sizeof(h) == sizeof(bits), "two f16 values in 32 bits");
+  memcpy(&h, &bits, sizeof(h));
+  return h;
+}
 
 using chunk_scan_slabs::k_row_of_token;
 using chunk_scan_slabs::kLateOffset;
@@ -376,6 +391,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       }
 
       [[maybe_unused]] float largest = 0.0f;  // of the factored f16 coefficients
+      [[maybe_unused]] __half2 largest_packed = __floats2half2_rn(0.0f, 0.0f);  // the same, rounded
       // The coefficients of step kb into a: exact as chunk_scan_tc.cu, or factored
       // round_x(cb[i,k] exp(dA[i0]-dA[k]) dt[k]); in the diagonal group (exact), tokens past the
       // row are zeros (row and token within the slab: early + gid or late + gid, 16 ks + 4 tig + e),
@@ -392,7 +408,8 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           for (int e = 0; e < 4; ++e) {
             lo[e] = cbl[e] * cv[e];
             hi[e] = cbh[e] * cv[e];
-            if constexpr (std::is_same_v<T, __half>) largest = fmaxf(largest, fmaxf(fabsf(lo[e]), fabsf(hi[e])));
+            if constexpr (std::is_same_v<T, __half> && !SCAN_F16_RANGE_PACKED)
+              largest = fmaxf(largest, fmaxf(fabsf(lo[e]), fabsf(hi[e])));
           }
         } else {
           const float4 dAk = *reinterpret_cast<const float4*>(sDA + kb * 16 + 4 * tig);
@@ -416,6 +433,10 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         }
         a[0] = Half16<T>::pack2(lo[0], lo[1]), a[1] = Half16<T>::pack2(hi[0], hi[1]);
         a[2] = Half16<T>::pack2(lo[2], lo[3]), a[3] = Half16<T>::pack2(hi[2], hi[3]);
+        if constexpr (std::is_same_v<T, __half> && SCAN_F16_RANGE_PACKED && decltype(factor)::value) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) largest_packed = __hmax2(largest_packed, __habs2(as_half2(a[e])));
+        }
       };
       // One group: its x slab has landed (this warp's view of every thread's copies, then made
       // visible to the tensor cores' reads), then each step's fragment is built, pinned and fenced
@@ -464,7 +485,10 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 #pragma unroll 1
       for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{}, factored_tag);
       if constexpr (kFactored) {
-        // f16's largest finite value is 65504 (anything from 65520 on rounds to inf).
+        // f16's largest finite value is 65504 (anything from 65520 on rounds to inf; the rounded
+        // coefficients' max is inf exactly where one of them left the range).
+        if constexpr (std::is_same_v<T, __half> && SCAN_F16_RANGE_PACKED)
+          largest = fmaxf(__low2float(largest_packed), __high2float(largest_packed));
         if constexpr (std::is_same_v<T, __half>)
           if (warpgroup_any(largest > 65504.0f, warpgroup)) return false;
         dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
