@@ -42,6 +42,11 @@
 #ifndef SCAN_F16_RANGE_PACKED
 #define SCAN_F16_RANGE_PACKED 0
 #endif
+// Candidate for an A/B: 1 computes the wgmma descriptors of x and prev once per group and steps
+// them by constants (wgmma_layout.h sw128_descriptor_plus); 0 takes each step's from its address.
+#ifndef SCAN_DESCRIPTOR_STEPS
+#define SCAN_DESCRIPTOR_STEPS 0
+#endif
 
 namespace ssd_gpu {
 namespace {
@@ -343,6 +348,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       const int idx = lane >> 3, r = lane & 7;
       const T* const lane_row = sRegion + (r + (idx & 1) * 8) * kLdN + (idx >> 1) * 8;
       uint32_t a[2][4];
+      [[maybe_unused]] const uint64_t prev_descriptor = sw128_k_descriptor(sPrev, 0);
       wgmma_fence_operands(acc.acc[0]);
 #pragma unroll
       for (int ks = 0; ks < kMaxN / 16; ++ks) {
@@ -356,7 +362,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 #pragma unroll
         for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
         wgmma_fence();
-        wgmma_m64n64k16_rs_kmajor<T>(acc.acc[0], frag, sw128_k_descriptor(sPrev, ks));
+        if constexpr (SCAN_DESCRIPTOR_STEPS)
+          wgmma_m64n64k16_rs_kmajor<T>(
+              acc.acc[0], frag, wgmma_layout::sw128_descriptor_plus(prev_descriptor, wgmma_layout::sw128_k_step_offset(ks)));
+        else
+          wgmma_m64n64k16_rs_kmajor<T>(acc.acc[0], frag, sw128_k_descriptor(sPrev, ks));
         wgmma_commit();
       }
       wgmma_wait<0>();
@@ -448,6 +458,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         mbar_wait_first_phase(&bars[grp]);
         fence_proxy_async_shared();
         uint32_t a[2][4];
+        [[maybe_unused]] const uint64_t x_descriptor = sw128_mn_descriptor(sX + grp * kStepsPerSlab * 16 * kBN);
         wgmma_fence_operands(acc.acc[0]);
 #pragma unroll
         for (int ks = 0; ks < kStepsPerSlab; ++ks) {
@@ -474,7 +485,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 #pragma unroll
           for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
           wgmma_fence();
-          wgmma_m64n64k16_rs<T>(acc.acc[0], frag, sw128_mn_descriptor(sX + kb * 16 * kBN));
+          if constexpr (SCAN_DESCRIPTOR_STEPS)
+            wgmma_m64n64k16_rs<T>(acc.acc[0], frag,
+                                  wgmma_layout::sw128_descriptor_plus(x_descriptor, static_cast<uint32_t>(ks * 16 * kBN * sizeof(T))));
+          else
+            wgmma_m64n64k16_rs<T>(acc.acc[0], frag, sw128_mn_descriptor(sX + kb * 16 * kBN));
           wgmma_commit();
           cur = next;
         }

@@ -24,6 +24,15 @@ __host__ __device__ constexpr uint64_t sw128_descriptor(uint32_t start_address) 
   return ((start_address & 0x3ffffu) >> 4) | (kLeading << 16) | (kStride << 32) | (kSwizzle128 << 62);
 }
 
+// The descriptor of a start `bytes` (a multiple of 16) further on: only the start address field
+// moves, and adding to the low word alone is exact because that field (bits 0-13) cannot carry out
+// while the start stays below 2^18 bytes, as every shared-memory address does. A kernel computes
+// one descriptor per tile and steps from it by constants, where a descriptor from each step's
+// address costs a mask, a shift and a merge per step.
+__host__ __device__ constexpr uint64_t sw128_descriptor_plus(uint64_t descriptor, uint32_t bytes) {
+  return (descriptor & 0xffffffff00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(descriptor) + (bytes >> 4));
+}
+
 // An MN-major operand (wgmma's transpose flag 1): rows are k, 64 values of m or n wide; a 16-deep
 // step from row k0 (a multiple of 8) starts at that row's address, a multiple of 1024 bytes.
 __host__ __device__ constexpr uint64_t sw128_mn_descriptor(uint32_t row_address) {

@@ -10,7 +10,9 @@
 
 namespace {
 
+using ssd_gpu::wgmma_layout::sw128_descriptor_plus;
 using ssd_gpu::wgmma_layout::sw128_k_descriptor;
+using ssd_gpu::wgmma_layout::sw128_k_step_offset;
 using ssd_gpu::wgmma_layout::sw128_k_place;
 using ssd_gpu::wgmma_layout::sw128_mn_descriptor;
 using ssd_gpu::wgmma_layout::sw128_vector;
@@ -49,6 +51,26 @@ TEST(WgmmaLayout, DescriptorFields) {
   EXPECT_EQ(sw128_mn_descriptor(0x2c800u), 0x4000004000012c80ull);
   // The next 16-deep step, 16 rows of 128 bytes further: only the start moves, by 2048 >> 4 = 0x80.
   EXPECT_EQ(sw128_mn_descriptor(0x2c800u + 2048) - sw128_mn_descriptor(0x2c800u), 0x80ull);
+}
+
+// Stepping a descriptor by constants names the same starts as the descriptors of the stepped
+// addresses: the MN-major steps of 2048 bytes (16 rows of 128) from every 1024-byte boundary of 228
+// KB of shared memory, and the K-major steps of two atoms (32 bytes within an atom, 8 KB to the next)
+// from every tile start there. Hand-worked: 0x2c800 plus three MN steps, 0x2c800 + 6144 = 0x2e000,
+// start field 0x2e00; 0x8000 plus K-major step 5 (8192 + 32 bytes), 0xa020, start field 0xa02.
+TEST(WgmmaLayout, DescriptorStepsNameTheSteppedStarts) {
+  EXPECT_EQ(sw128_descriptor_plus(sw128_mn_descriptor(0x2c800u), 3 * 2048), 0x4000004000012e00ull);
+  EXPECT_EQ(sw128_descriptor_plus(sw128_k_descriptor(0x8000u, 0), sw128_k_step_offset(5)), 0x4000004000010a02ull);
+  constexpr uint32_t kSharedBytes = 228 * 1024;
+  for (uint32_t tile = 0; tile + 16 * 2048 <= kSharedBytes; tile += 1024) {
+    for (uint32_t step = 0; step < 16; ++step)
+      ASSERT_EQ(sw128_descriptor_plus(sw128_mn_descriptor(tile), step * 2048), sw128_mn_descriptor(tile + step * 2048))
+          << "tile " << tile << " step " << step;
+    for (int step = 0; step < 8; ++step)
+      ASSERT_EQ(sw128_descriptor_plus(sw128_k_descriptor(tile, 0), sw128_k_step_offset(step)),
+                sw128_k_descriptor(tile, step))
+          << "tile " << tile << " step " << step;
+  }
 }
 
 // A K-major operand of two 64-row atoms (64 rows of 128 k, 16 KB): the hardware reads value (row,

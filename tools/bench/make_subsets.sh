@@ -6,7 +6,9 @@
 #     SOURCE.cu=REPLACEMENT.cu   the source replaced by another file
 #     SOURCE.cu:-DNAME=VALUE     the source recompiled with a build option (a variant library
 #                                recompiles its candidates' sources with every candidate's options,
-#                                so each option must be one that only its own source reads)
+#                                so each option must be one that only its own source reads; several
+#                                options may name one source, which a variant then compiles once with
+#                                those of its candidates)
 #   e.g. tools/bench/make_subsets.sh state_passing_fast.cu:-DSTATE_PASSING_SEGMENTS_PAST=32 \
 #          chunk_scan_tc.cu=/tmp/chunk_scan_tc.cu
 # Candidate i (from the left) is bit i of the name: with three candidates, sub_100 holds the
@@ -26,20 +28,24 @@ for arg in "$@"; do
     [ -f "${arg#*=}" ] || fail "argument '$arg': no file ${arg#*=}"
   fi
 done
-sources=$(for arg in "$@"; do echo "${arg%%[=:]*}"; done | sort | uniq -d)
-[ -z "$sources" ] || fail "arguments: two candidates replace $sources (one candidate per source file)"
+# A replaced source is that candidate's alone: no second replacement, no option on it.
+replaced=$(for arg in "$@"; do [[ $arg == *.cu:-D* ]] || echo "${arg%%=*}"; done)
+sources=$(for arg in "$@"; do echo "${arg%%[=:]*}"; done | sort | uniq -d | grep -Fxf <(echo "$replaced") || true)
+[ -z "$sources" ] || fail "arguments: a candidate replaces $sources, which another candidate also names"
 n=$#
 candidates=("$@")
 logs=$(mktemp -d)
 pids=()
 for mask in $(seq 1 $(((1 << n) - 1))); do
-  bits="" picked=()
+  bits="" options=() picked=()
   for i in $(seq 0 $((n - 1))); do
     if (((mask >> (n - 1 - i)) & 1)); then
       bits+=1
       candidate=${candidates[$i]}
-      if [[ $candidate == *.cu:-D* ]]; then  # make_variant.sh's arguments: the option and the source
-        picked+=("${candidate#*.cu:}" "${candidate%%:*}")
+      if [[ $candidate == *.cu:-D* ]]; then  # make_variant.sh's arguments: the option, the source once
+        options+=("${candidate#*.cu:}")
+        source=${candidate%%:*}
+        [[ " ${picked[*]} " == *" $source "* ]] || picked+=("$source")
       else
         picked+=("$candidate")
       fi
@@ -47,7 +53,7 @@ for mask in $(seq 1 $(((1 << n) - 1))); do
       bits+=0
     fi
   done
-  "$root/tools/bench/make_variant.sh" "sub_$bits" "${picked[@]}" >"$logs/sub_$bits.log" 2>&1 &
+  "$root/tools/bench/make_variant.sh" "sub_$bits" "${options[@]}" "${picked[@]}" >"$logs/sub_$bits.log" 2>&1 &
   pids+=("$!:sub_$bits")
   if [ ${#pids[@]} -eq 4 ] || [ "$mask" -eq $(((1 << n) - 1)) ]; then
     for entry in "${pids[@]}"; do

@@ -59,10 +59,27 @@ def test_each_subset_holds_its_candidates(tmp_path):
     assert "built" not in library["sub_11"]
 
 
+def test_two_options_of_one_source_compile_it_once(tmp_path):
+    build, env = stand_in_build(tmp_path)
+    result = run(env, "a.cu:-DA_ONE=1", "a.cu:-DA_TWO=1")
+    assert result.returncode == 0, result.stderr
+    library = {name: (build / "variants" / f"{name}.so").read_text() for name in ("sub_10", "sub_01", "sub_11")}
+    assert "-DA_ONE=1" in library["sub_10"] and "-DA_TWO" not in library["sub_10"]
+    assert "-DA_TWO=1" in library["sub_01"] and "-DA_ONE" not in library["sub_01"]
+    # sub_11: one compile of a.cu with both options, b.cu's object as built.
+    assert library["sub_11"].count(f"{ROOT}/gpu/src/a.cu") == 1, library["sub_11"]
+    assert "-DA_ONE=1" in library["sub_11"] and "-DA_TWO=1" in library["sub_11"]
+    assert "built b.cu" in library["sub_11"]
+
+
 def test_bad_candidates_stop_before_any_build(tmp_path):
     build, env = stand_in_build(tmp_path)
+    for name in ("a_new.cu", "b_new.cu"):
+        (tmp_path / name).write_text("// changed\n")
     for args, message in ((["a.cu:-DA=1"], "usage"),
-                          (["a.cu:-DA=1", "a.cu:-DB=1"], "two candidates replace a.cu"),
+                          (["a.cu:-DA=1", f"a.cu={tmp_path / 'a_new.cu'}"], "a candidate replaces a.cu"),
+                          ([f"b.cu={tmp_path / 'b_new.cu'}", f"b.cu={tmp_path / 'b_new.cu'}"],
+                           "a candidate replaces b.cu"),
                           (["a.cu:-D1BAD", "b.cu:-DB=1"], "not SOURCE.cu:-DNAME=VALUE"),
                           (["a.cu:-DA=1", f"b.cu={tmp_path / 'missing.cu'}"], "no file"),
                           (["a.cu:-DA=1", "b.cu"], "not SOURCE.cu=REPLACEMENT.cu or SOURCE.cu:-DNAME=VALUE")):
