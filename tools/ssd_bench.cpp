@@ -4,7 +4,8 @@
 // traffic floor (every input read once and every output written once, at 4.25 TB/s); with
 // --against, another library's times of the same workloads beside ours, their ratio and geometric
 // means; with --targets, each workload's target (spec/workloads.md) and whether it is met; with
-// --json, every figure of the table in a file.
+// --json, every figure of the table in a file; with --memory-rates, the device's own copy and fill
+// rates timed the same way first (the ceilings the floor's 4.25 TB/s stands for).
 #include <cuda_runtime.h>
 
 #include <CLI/CLI.hpp>
@@ -63,6 +64,94 @@ void write_whole(const std::string& path, const std::string& text) {
   }
 }
 
+// The median device time of one call over replays of a CUDA graph of kCallsPerGraph calls of
+// `call` captured on `stream` (at least 5 replays, then up to `replays` within `max_seconds`).
+struct Timing {
+  double us = 0;
+  std::size_t replays = 0;
+};
+template <class Call>
+Timing time_graph(cudaStream_t stream, Call call, int replays, double max_seconds) {
+  cudaEvent_t begin, end;
+  cuda_check(cudaEventCreate(&begin), "event");
+  cuda_check(cudaEventCreate(&end), "event");
+  cudaGraph_t graph;
+  cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
+  for (int i = 0; i < kCallsPerGraph; ++i) call();
+  cuda_check(cudaStreamEndCapture(stream, &graph), "capture");
+  cudaGraphExec_t exec;
+  cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
+  std::vector<float> ms;
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < replays; ++r) {
+    cuda_check(cudaEventRecord(begin, stream), "record");
+    cuda_check(cudaGraphLaunch(exec, stream), "launch");
+    cuda_check(cudaEventRecord(end, stream), "record");
+    cuda_check(cudaEventSynchronize(end), "sync");
+    float t = 0;
+    cuda_check(cudaEventElapsedTime(&t, begin, end), "elapsed");
+    ms.push_back(t);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > max_seconds && r >= 4) break;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaEventDestroy(begin);
+  cudaEventDestroy(end);
+  std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+  return {1e3 * ms[ms.size() / 2] / kCallsPerGraph, ms.size()};
+}
+
+// Device memory of one probe, freed however the probe ends.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(std::size_t bytes) {
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();  // clear it: the error is reported here, not by the next call
+      throw std::runtime_error("argument '--memory-rates': cannot allocate " + std::to_string(bytes >> 20) +
+                               " MiB of device memory (two buffers of that size are needed)");
+    }
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { cudaFree(p); }
+};
+
+// What the memory itself allows, timed as the workloads are: a device-to-device copy of `bytes`
+// (each byte read and written once, so its rate counts 2 x bytes: spec/workloads.md's floor rate is
+// this one) and a memset of `bytes` (written only: the ceiling of a kernel whose traffic is almost
+// all stores, such as discretize_segsum's).
+struct MemoryRates {
+  std::size_t bytes = 0;
+  Timing copy, fill;
+  double copy_bytes_per_second() const { return 2.0 * static_cast<double>(bytes) / (copy.us * 1e-6); }
+  double fill_bytes_per_second() const { return static_cast<double>(bytes) / (fill.us * 1e-6); }
+};
+MemoryRates measure_memory_rates(cudaStream_t stream, std::size_t bytes, int replays, double max_seconds) {
+  DeviceBuffer from(bytes), to(bytes);
+  cuda_check(cudaMemsetAsync(from.p, 1, bytes, stream), "memset");  // warm up, and defined contents
+  cuda_check(cudaMemcpyAsync(to.p, from.p, bytes, cudaMemcpyDeviceToDevice, stream), "copy");
+  cuda_check(cudaStreamSynchronize(stream), "warm-up");
+  MemoryRates rates;
+  rates.bytes = bytes;
+  rates.copy = time_graph(
+      stream, [&] { cudaMemcpyAsync(to.p, from.p, bytes, cudaMemcpyDeviceToDevice, stream); }, replays, max_seconds);
+  rates.fill = time_graph(stream, [&] { cudaMemsetAsync(to.p, 0, bytes, stream); }, replays, max_seconds);
+  return rates;
+}
+
+// The run's device, driver and runtime, as the JSON's header.
+Json device_json() {
+  int device = 0, driver = 0, runtime = 0;
+  cudaDeviceProp prop{};
+  cuda_check(cudaGetDevice(&device), "device");
+  cuda_check(cudaGetDeviceProperties(&prop, device), "device properties");
+  cuda_check(cudaDriverGetVersion(&driver), "driver version");
+  cuda_check(cudaRuntimeGetVersion(&runtime), "runtime version");
+  return {{"device", prop.name}, {"cuda_driver", driver}, {"cuda_runtime", runtime}};
+}
+
+double rounded(double v) { return std::round(v * 1e4) / 1e4; }  // 4 decimals: the table's precision and more
+
 struct Row {
   std::string op, workload;
   double us = 0, floor_us = 0, against_us = 0;  // against_us 0: not in --against
@@ -108,9 +197,9 @@ int main(int argc, char** argv) {
   std::string kernels, against, against_name = "other", targets_file, json;
   std::vector<std::string> ops;
   std::string filter;
-  int replays = 100;
+  int replays = 100, memory_rates_mib = 0;
   double seconds_per_workload = 3;
-  app.add_option("--kernels", kernels, "path to a CUDA kernel library (.so)")->required();
+  app.add_option("--kernels", kernels, "path to a CUDA kernel library (.so); required unless --memory-rates alone");
   app.add_option("--ops", ops, "ops to time (default: all the library implements)");
   app.add_option("--filter", filter, "only workloads whose problem string contains this text");
   app.add_option("--replays", replays, "graph replays per workload (default 100)")->check(CLI::PositiveNumber);
@@ -125,8 +214,14 @@ int main(int argc, char** argv) {
                  "time / seed ratio) and whether it is met (or at floor_share of the floor), and op mean targets")
       ->needs("--against");
   app.add_option("--json", json, "also write every figure of the table to this JSON file");
+  app.add_option("--memory-rates", memory_rates_mib,
+                 "first time a device-to-device copy and a memset of this many MiB as the workloads are timed "
+                 "(the copy's rate counts bytes read and written); alone, without --kernels, only these")
+      ->check(CLI::Range(1, 1 << 16));
   CLI11_PARSE(app, argc, argv);
   try {
+    if (kernels.empty() && memory_rates_mib == 0)
+      throw std::runtime_error("argument '--kernels': required (a CUDA kernel library), unless --memory-rates alone");
     const std::map<std::string, double> other =
         against.empty() ? std::map<std::string, double>{}
                         : naming_argument("--against", [&] { return ssd::bench::read_times(against); });
@@ -135,6 +230,32 @@ int main(int argc, char** argv) {
         with_targets ? naming_argument("--targets", [&] { return ssd::bench::read_targets(targets_file); })
                      : ssd::bench::Targets{};
     if (!json.empty()) check_writable(json);
+    cudaStream_t stream;
+    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    MemoryRates rates;
+    if (memory_rates_mib > 0) {
+      rates = measure_memory_rates(stream, static_cast<std::size_t>(memory_rates_mib) << 20, replays, seconds_per_workload);
+      std::printf("Memory rates (%d MiB; CUDA graph of %d calls, median): device-to-device copy %.3f TB/s (bytes read "
+                  "and written / time; %.2f us), memset %.3f TB/s (bytes written / time; %.2f us)\n\n",
+                  memory_rates_mib, kCallsPerGraph, rates.copy_bytes_per_second() / 1e12, rates.copy.us,
+                  rates.fill_bytes_per_second() / 1e12, rates.fill.us);
+      std::fflush(stdout);
+    }
+    Json memory_json;
+    if (memory_rates_mib > 0)
+      memory_json = {{"bytes", rates.bytes},
+                     {"copy_us", rounded(rates.copy.us)},
+                     {"copy_bytes_per_second", std::round(rates.copy_bytes_per_second())},
+                     {"fill_us", rounded(rates.fill.us)},
+                     {"fill_bytes_per_second", std::round(rates.fill_bytes_per_second())}};
+    if (kernels.empty()) {
+      if (!json.empty()) {
+        Json table = device_json();
+        table["memory_rates"] = memory_json;
+        write_whole(json, table.dump(2) + "\n");
+      }
+      return 0;
+    }
     const ssd::KernelLibrary library = ssd::KernelLibrary::open(kernels);
     if (library.table().memory_kind != SSD_MEMORY_CUDA) throw std::runtime_error(kernels + " is not a CUDA library");
     std::vector<ssd::Op> selected;
@@ -142,11 +263,6 @@ int main(int argc, char** argv) {
     if (selected.empty())
       for (ssd::Op op : ssd::kAllOps)
         if (library.implements(op)) selected.push_back(op);
-    cudaStream_t stream;
-    cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
-    cudaEvent_t begin, end;
-    cuda_check(cudaEventCreate(&begin), "event");
-    cuda_check(cudaEventCreate(&end), "event");
     const bool side_by_side = !against.empty();
     std::printf("| op | workload | us per call | replays | min bytes | floor us | of floor |%s%s\n|---|---|---:|---:|---:|---:|---:|%s%s\n",
                 side_by_side ? (" " + against_name + " us | ratio |").c_str() : "", with_targets ? " target us | met |" : "",
@@ -161,34 +277,12 @@ int main(int argc, char** argv) {
         for (int i = 0; i < 3; ++i)  // warm up (and surface argument errors before capturing)
           if (call.invoke(stream) != SSD_STATUS_OK) throw std::runtime_error(library.table().last_error());
         cuda_check(cudaStreamSynchronize(stream), "warm-up");
-        cudaGraph_t graph;
-        cuda_check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "capture");
-        for (int i = 0; i < kCallsPerGraph; ++i) call.invoke(stream);
-        cuda_check(cudaStreamEndCapture(stream, &graph), "capture");
-        cudaGraphExec_t exec;
-        cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiate");
-        std::vector<float> ms;
-        const auto start = std::chrono::steady_clock::now();
-        for (int r = 0; r < replays; ++r) {
-          cuda_check(cudaEventRecord(begin, stream), "record");
-          cuda_check(cudaGraphLaunch(exec, stream), "launch");
-          cuda_check(cudaEventRecord(end, stream), "record");
-          cuda_check(cudaEventSynchronize(end), "sync");
-          float t = 0;
-          cuda_check(cudaEventElapsedTime(&t, begin, end), "elapsed");
-          ms.push_back(t);
-          if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > seconds_per_workload &&
-              r >= 4)
-            break;
-        }
-        cudaGraphExecDestroy(exec);
-        cudaGraphDestroy(graph);
-        std::nth_element(ms.begin(), ms.begin() + static_cast<std::ptrdiff_t>(ms.size() / 2), ms.end());
+        const Timing timing = time_graph(stream, [&] { call.invoke(stream); }, replays, seconds_per_workload);
         Row row;
         row.op = std::string(ssd::op_benchmark_name(op));
         row.workload = problem;
-        row.us = 1e3 * ms[ms.size() / 2] / kCallsPerGraph;
-        row.replays = ms.size();
+        row.us = timing.us;
+        row.replays = timing.replays;
         row.min_bytes = call.min_bytes();
         row.floor_us = 1e6 * static_cast<double>(call.min_bytes()) / kCopyBytesPerSecond;
         const auto found = other.find(problem);
@@ -246,19 +340,12 @@ int main(int argc, char** argv) {
       }
     }
     if (!json.empty()) {
-      int device = 0, driver = 0, runtime = 0;
-      cudaDeviceProp prop{};
-      cuda_check(cudaGetDevice(&device), "device");
-      cuda_check(cudaGetDeviceProperties(&prop, device), "device properties");
-      cuda_check(cudaDriverGetVersion(&driver), "driver version");
-      cuda_check(cudaRuntimeGetVersion(&runtime), "runtime version");
-      auto num = [](double v) { return std::round(v * 1e4) / 1e4; };  // 4 decimals: the table's precision and more
-      Json table = {{"library", library.table().name},
-                    {"device", prop.name},
-                    {"cuda_driver", driver},
-                    {"cuda_runtime", runtime},
-                    {"method", "CUDA graph of " + std::to_string(kCallsPerGraph) + " calls, median over replays / 20, no L2 flush"},
-                    {"floor_bytes_per_second", kCopyBytesPerSecond}};
+      const auto num = rounded;
+      Json table = {{"library", library.table().name}};
+      table.update(device_json());
+      table["method"] = "CUDA graph of " + std::to_string(kCallsPerGraph) + " calls, median over replays / 20, no L2 flush";
+      table["floor_bytes_per_second"] = kCopyBytesPerSecond;
+      if (memory_rates_mib > 0) table["memory_rates"] = memory_json;
       if (side_by_side) table["against"] = against_name;
       Json& json_rows = table["rows"] = Json::array();
       for (const Row& r : rows) {

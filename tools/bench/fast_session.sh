@@ -45,7 +45,8 @@
 #                                         (SSD_MAMBA_DIR holds its package, tools/bench/mamba_subset.sh;
 #                                         at most SSD_MAMBA_SECONDS, default 300; all 36 workloads took
 #                                         152 s with autotuning), then ssd-bench of the bundle's library
-#                                         with --against those times and --targets, in the same call
+#                                         with --against those times and --targets, in the same call,
+#                                         the device's copy and fill rates first (--memory-rates 512)
 #   bash BUNDLE/fast_session.sh profile KERNEL OPS FILTER
 #                                         Nsight Compute on the first launch of the kernels matching the
 #                                         regex KERNEL in `ssd-bench --ops OPS --filter FILTER`: stalls,
@@ -337,7 +338,8 @@ case "${1:-}" in
     echo "time_mamba_ssm.py exit $?"
     save
     [ -s "$out/mamba_ssm.json" ] || { tail -5 "$out/mamba_ssm.txt"; echo "table: no mamba_ssm times"; exit 1; }
-    timeout 240 "$here/ssd-bench" --kernels "$lib" --max-seconds 0.5 --against "$out/mamba_ssm.json" \
+    # --memory-rates: the device's own copy and fill rates first, the ceilings of the floor column.
+    timeout 240 "$here/ssd-bench" --kernels "$lib" --max-seconds 0.5 --memory-rates 512 --against "$out/mamba_ssm.json" \
       --against-name mamba_ssm --targets "$here/workload_targets.json" --json "$out/table.json" >"$out/table.txt" 2>&1
     rc=$?
     echo "ssd-bench exit $rc"

@@ -248,6 +248,7 @@ def test_table_times_mamba_ssm_then_ours_against_it(tmp_path):
     bench = logs["table.txt"]
     assert re.search(r"--against (\S+)/mamba_ssm\.json --against-name mamba_ssm .*--json \1/table\.json", bench), bench
     assert f"--targets {here}/workload_targets.json" in bench, bench
+    assert "--memory-rates 512" in bench, bench  # the device's copy and fill rates in the same table
 
 
 def test_table_needs_the_mamba_ssm_package(tmp_path):
