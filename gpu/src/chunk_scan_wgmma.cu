@@ -47,6 +47,12 @@
 #ifndef SCAN_DESCRIPTOR_STEPS
 #define SCAN_DESCRIPTOR_STEPS 0
 #endif
+// Candidate for an A/B: 1 loads a step's cb values at constant offsets from the group's first
+// (two row pointers per group), bounded by the valid length only where the step can be the
+// diagonal group's; 0 computes each load's index and tests both at run time.
+#ifndef SCAN_CB_STEPS
+#define SCAN_CB_STEPS 0
+#endif
 
 namespace ssd_gpu {
 namespace {
@@ -326,6 +332,23 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       }
       return v;
     };
+    // The same loads from two row pointers (4 values a Raw, 4 Raws a step of 16 tokens), given a
+    // group's pointers and the step within it, so that an unrolled group's loads take constant
+    // offsets; `bounded`: the step may lie in the diagonal group, whose tokens can pass valid.
+    using CbRaw = typename Cb::Raw;
+    [[maybe_unused]] const CbRaw* const cb_lo_row = reinterpret_cast<const CbRaw*>(
+        kCbF32 ? static_cast<const void*>(cb_f32 + row_lo * Q + 4 * tig) : static_cast<const void*>(cb_16 + row_lo * Q + 4 * tig));
+    [[maybe_unused]] const CbRaw* const cb_hi_row = reinterpret_cast<const CbRaw*>(
+        kCbF32 ? static_cast<const void*>(cb_f32 + row_hi * Q + 4 * tig) : static_cast<const void*>(cb_16 + row_hi * Q + 4 * tig));
+    [[maybe_unused]] const auto load_cb_in_group = [&](const CbRaw* lo_group, const CbRaw* hi_group, int grp, int step,
+                                                       bool bounded) {
+      Cb v;
+      if (!bounded || (grp * kStepsPerSlab + step) * 16 + 4 * tig < valid) {
+        v.lo = __ldg(lo_group + step * 4);
+        v.hi = __ldg(hi_group + step * 4);
+      }
+      return v;
+    };
 
     // The column factors of the slab's factored groups (warpgroup-wide: every row of the slab has
     // the same first row i0), once the warpgroup's reads of the previous slab's are done.
@@ -459,13 +482,24 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         fence_proxy_async_shared();
         uint32_t a[2][4];
         [[maybe_unused]] const uint64_t x_descriptor = sw128_mn_descriptor(sX + grp * kStepsPerSlab * 16 * kBN);
+        [[maybe_unused]] const CbRaw* const cb_lo_group = cb_lo_row + grp * kStepsPerSlab * 4;
+        [[maybe_unused]] const CbRaw* const cb_hi_group = cb_hi_row + grp * kStepsPerSlab * 4;
         wgmma_fence_operands(acc.acc[0]);
 #pragma unroll
         for (int ks = 0; ks < kStepsPerSlab; ++ks) {
           const int kb = grp * kStepsPerSlab + ks;
           uint32_t(&frag)[4] = a[ks % 2];
           Cb next;
-          if (kb < last_step) next = load_cb(kb + 1, kb + 1 >= i0 / 16);
+          if constexpr (SCAN_CB_STEPS) {
+            // The next step's: none past the diagonal group's last; a group before the diagonal one
+            // reaches it only from its last step, and only where it is the slab's group slab - 1.
+            if (!decltype(diagonal)::value || ks < kStepsPerSlab - 1) {
+              const bool bounded = decltype(diagonal)::value || (ks == kStepsPerSlab - 1 && grp + 1 == slab);
+              next = load_cb_in_group(cb_lo_group, cb_hi_group, grp, ks + 1, bounded);
+            }
+          } else if (kb < last_step) {
+            next = load_cb(kb + 1, kb + 1 >= i0 / 16);
+          }
           if (ks >= 2) {
             wgmma_wait<1>();
 #pragma unroll
