@@ -8,6 +8,12 @@
 #include "chunk_state_tc.cuh"
 #include "wgmma.cuh"
 
+// Candidate for an A/B (docs/performance.md): 1 computes x's wgmma descriptor once per group and
+// steps it by constants (wgmma_layout.h sw128_descriptor_plus); 0 takes each step's from its address.
+#ifndef STATE_DESCRIPTOR_STEPS
+#define STATE_DESCRIPTOR_STEPS 0
+#endif
+
 namespace ssd_gpu {
 namespace {
 
@@ -55,6 +61,7 @@ struct WgmmaGemm {
   __device__ void multiply(const T* sX, const T* sB, const float* sW, int n0, int k0, int /*ksteps*/) {
     const int lane = static_cast<int>(threadIdx.x) & 31, idx = lane >> 3, r = lane & 7, tig = lane & 3;
     uint32_t a[kGroupRows / 16][4];
+    [[maybe_unused]] const uint64_t x_descriptor = sw128_mn_descriptor(sX + k0 * kLdX);
     wgmma_fence_operands(acc);
 #pragma unroll
     for (int ks = 0; ks < kGroupRows / 16; ++ks) {
@@ -76,7 +83,11 @@ struct WgmmaGemm {
 #pragma unroll
       for (int e = 0; e < 4; ++e) wgmma_pin(a[ks][e]);
       wgmma_fence();
-      wgmma_m64n64k16_rs<T>(acc, a[ks], sw128_mn_descriptor(sX + k * kLdX));
+      if constexpr (STATE_DESCRIPTOR_STEPS)
+        wgmma_m64n64k16_rs<T>(
+            acc, a[ks], wgmma_layout::sw128_descriptor_plus(x_descriptor, static_cast<uint32_t>(ks * 16 * kLdX * sizeof(T))));
+      else
+        wgmma_m64n64k16_rs<T>(acc, a[ks], sw128_mn_descriptor(sX + k * kLdX));
     }
     wgmma_commit();
     wgmma_wait<0>();
