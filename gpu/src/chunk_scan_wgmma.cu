@@ -53,9 +53,24 @@
 #ifndef SCAN_CB_STEPS
 #define SCAN_CB_STEPS 0
 #endif
+// Candidate for an A/B: 1 computes the diagonal group of a factored slab by the hardware's 2^x alone,
+// and factors a slab only where its diagonal group's decays stay at least 2^-125 (then the values
+// are exp2f's, without its fix-up for results below fp32's normal range, and without the clamp at
+// 0, which the monotone dA of a factored slab never needs); 0 takes exp2f's every time.
+#ifndef SCAN_DIAGONAL_NORMAL_EXP
+#define SCAN_DIAGONAL_NORMAL_EXP 0
+#endif
 
 namespace ssd_gpu {
 namespace {
+
+// 2^x by the hardware's approximation alone, subnormal results flushed to 0: exp2f's value wherever
+// x >= -126, since exp2f (ex2.approx.f32) adds its range fix-up only for results below 2^-126.
+__device__ __forceinline__ float exp2_normal(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
 
 // A packed pair of f16 values as __half2.
 __device__ __forceinline__ __half2 as_half2(uint32_t bits) {
@@ -397,6 +412,12 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       wgmma_fence_operands(acc.acc[0]);
     };
     const int last_step = slab * kStepsPerSlab + kStepsPerSlab - 1;
+    // Whether the diagonal group's decays are all normal: with monotone dA (the block's vote) the
+    // smallest is that from the slab's first valid row to its last, and fp32's rounding keeps every
+    // other difference at least as large (warpgroup-uniform: shared-memory values and the slab).
+    // Rows past the valid ones (dA 0 there) are never stored.
+    const bool normal_diagonal =
+        SCAN_DIAGONAL_NORMAL_EXP && factored && (sDA[min(i0 + kSlabRows, valid) - 1] - sDA[i0]) * kLog2e >= -125.0f;
     // The slab into acc, its groups before the diagonal factored (kFactored) or exact. Returns false,
     // before the diagonal, where a factored f16 coefficient left f16's range (anywhere in the
     // warpgroup); the caller then runs the slab again, exact.
@@ -430,7 +451,15 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       // row are zeros (row and token within the slab: early + gid or late + gid, 16 ks + 4 tig + e),
       // and the early rows' are not computed at all past their own step (lo_live false).
       const auto coefficients = [&](uint32_t a[4], const Cb& cb_raw, int kb, int ks, auto diagonal, auto factor,
-                                    bool lo_live) {
+                                    auto normal, bool lo_live) {
+        // exp(min(dA[i]-dA[k], 0)) of the exact form; with `normal` (the diagonal group of a slab
+        // where that holds) the clamp and exp2f's range fix-up are left out.
+        const auto decay = [&](float dA_row, float dA_k) {
+          if constexpr (decltype(normal)::value)
+            return exp2_normal((dA_row - dA_k) * kLog2e);
+          else
+            return within_chunk_decay_exp2(dA_row, dA_k);
+        };
         const float4 cb_lo = Cb::widen(cb_raw.lo), cb_hi = Cb::widen(cb_raw.hi);
         const float cbl[4] = {cb_lo.x, cb_lo.y, cb_lo.z, cb_lo.w}, cbh[4] = {cb_hi.x, cb_hi.y, cb_hi.z, cb_hi.w};
         float lo[4], hi[4];
@@ -452,11 +481,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           for (int e = 0; e < 4; ++e) lo[e] = 0.0f;
           if (!decltype(diagonal)::value || lo_live) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) lo[e] = cbl[e] * within_chunk_decay_exp2(dA_lo, dAv[e]) * dtv[e];
+            for (int e = 0; e < 4; ++e) lo[e] = cbl[e] * decay(dA_lo, dAv[e]) * dtv[e];
           }
 #pragma unroll
           for (int e = 0; e < 4; ++e) {
-            hi[e] = cbh[e] * within_chunk_decay_exp2(dA_hi, dAv[e]) * dtv[e];
+            hi[e] = cbh[e] * decay(dA_hi, dAv[e]) * dtv[e];
             if constexpr (decltype(diagonal)::value) {
               const int token = 16 * ks + 4 * tig + e;
               if (token > chunk_scan_slabs::warp_rows(wl).early + gid) lo[e] = 0.0f;
@@ -477,7 +506,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       // Two fragments in turn, each step its own commit group: a fragment is built again only once
       // the wgmma that read it has completed (at most one group pending), and stays pinned until
       // then, so no other value takes its registers while a wgmma may still read them.
-      const auto group = [&](int grp, auto diagonal, auto factor) {
+      const auto group = [&](int grp, auto diagonal, auto factor, auto normal) {
         mbar_wait_first_phase(&bars[grp]);
         fence_proxy_async_shared();
         uint32_t a[2][4];
@@ -514,7 +543,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
 #pragma unroll
             for (int e = 0; e < 4; ++e) frag[e] = 0u;  // tokens past both of the warp's row groups
           } else {
-            coefficients(frag, cur, kb, ks, diagonal, factor, lo_live);
+            coefficients(frag, cur, kb, ks, diagonal, factor, normal, lo_live);
           }
 #pragma unroll
           for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
@@ -532,7 +561,7 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         wgmma_fence_operands(acc.acc[0]);
       };
 #pragma unroll 1
-      for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{}, factored_tag);
+      for (int grp = 0; grp < slab; ++grp) group(grp, std::false_type{}, factored_tag, std::false_type{});
       if constexpr (kFactored) {
         // f16's largest finite value is 65504 (anything from 65520 on rounds to inf; the rounded
         // coefficients' max is inf exactly where one of them left the range).
@@ -543,10 +572,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
         acc.scale_rows(within_chunk_decay_exp2(dA_lo, dA_first), within_chunk_decay_exp2(dA_hi, dA_first));
       }
-      group(slab, std::true_type{}, std::false_type{});
+      group(slab, std::true_type{}, std::false_type{}, std::bool_constant<kFactored && SCAN_DIAGONAL_NORMAL_EXP != 0>{});
       return true;
     };
-    if (!factored_slab || !run_slab(std::true_type{})) run_slab(std::false_type{});
+    if (!factored_slab || (SCAN_DIAGONAL_NORMAL_EXP && !normal_diagonal) || !run_slab(std::true_type{}))
+      run_slab(std::false_type{});
 
     // Epilogue through the warp's region (its C rows are dead), as chunk_scan_tc.cu.
     if (rows_in) {
