@@ -234,7 +234,8 @@ int main(int argc, char** argv) {
     cuda_check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
     MemoryRates rates;
     if (memory_rates_mib > 0) {
-      rates = measure_memory_rates(stream, static_cast<std::size_t>(memory_rates_mib) << 20, replays, seconds_per_workload);
+      rates = measure_memory_rates(stream, static_cast<std::size_t>(memory_rates_mib) << 20, replays,
+                                   seconds_per_workload);
       std::printf("Memory rates (%d MiB; CUDA graph of %d calls, median): device-to-device copy %.3f TB/s (bytes read "
                   "and written / time; %.2f us), memset %.3f TB/s (bytes written / time; %.2f us)\n\n",
                   memory_rates_mib, kCallsPerGraph, rates.copy_bytes_per_second() / 1e12, rates.copy.us,
@@ -343,7 +344,8 @@ int main(int argc, char** argv) {
       const auto num = rounded;
       Json table = {{"library", library.table().name}};
       table.update(device_json());
-      table["method"] = "CUDA graph of " + std::to_string(kCallsPerGraph) + " calls, median over replays / 20, no L2 flush";
+      table["method"] =
+          "CUDA graph of " + std::to_string(kCallsPerGraph) + " calls, median over replays / 20, no L2 flush";
       table["floor_bytes_per_second"] = kCopyBytesPerSecond;
       if (memory_rates_mib > 0) table["memory_rates"] = memory_json;
       if (side_by_side) table["against"] = against_name;

@@ -351,10 +351,12 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
     // group's pointers and the step within it, so that an unrolled group's loads take constant
     // offsets; `bounded`: the step may lie in the diagonal group, whose tokens can pass valid.
     using CbRaw = typename Cb::Raw;
-    [[maybe_unused]] const CbRaw* const cb_lo_row = reinterpret_cast<const CbRaw*>(
-        kCbF32 ? static_cast<const void*>(cb_f32 + row_lo * Q + 4 * tig) : static_cast<const void*>(cb_16 + row_lo * Q + 4 * tig));
-    [[maybe_unused]] const CbRaw* const cb_hi_row = reinterpret_cast<const CbRaw*>(
-        kCbF32 ? static_cast<const void*>(cb_f32 + row_hi * Q + 4 * tig) : static_cast<const void*>(cb_16 + row_hi * Q + 4 * tig));
+    [[maybe_unused]] const CbRaw* const cb_lo_row =
+        reinterpret_cast<const CbRaw*>(kCbF32 ? static_cast<const void*>(cb_f32 + row_lo * Q + 4 * tig)
+                                              : static_cast<const void*>(cb_16 + row_lo * Q + 4 * tig));
+    [[maybe_unused]] const CbRaw* const cb_hi_row =
+        reinterpret_cast<const CbRaw*>(kCbF32 ? static_cast<const void*>(cb_f32 + row_hi * Q + 4 * tig)
+                                              : static_cast<const void*>(cb_16 + row_hi * Q + 4 * tig));
     [[maybe_unused]] const auto load_cb_in_group = [&](const CbRaw* lo_group, const CbRaw* hi_group, int grp, int step,
                                                        bool bounded) {
       Cb v;
@@ -401,8 +403,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
         wgmma_fence();
         if constexpr (SCAN_DESCRIPTOR_STEPS)
-          wgmma_m64n64k16_rs_kmajor<T>(
-              acc.acc[0], frag, wgmma_layout::sw128_descriptor_plus(prev_descriptor, wgmma_layout::sw128_k_step_offset(ks)));
+          wgmma_m64n64k16_rs_kmajor<T>(acc.acc[0], frag,
+                                       wgmma_layout::sw128_descriptor_plus(prev_descriptor,
+                                                                           wgmma_layout::sw128_k_step_offset(ks)));
         else
           wgmma_m64n64k16_rs_kmajor<T>(acc.acc[0], frag, sw128_k_descriptor(sPrev, ks));
         wgmma_commit();
@@ -549,8 +552,9 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           for (int e = 0; e < 4; ++e) wgmma_pin(frag[e]);
           wgmma_fence();
           if constexpr (SCAN_DESCRIPTOR_STEPS)
-            wgmma_m64n64k16_rs<T>(acc.acc[0], frag,
-                                  wgmma_layout::sw128_descriptor_plus(x_descriptor, static_cast<uint32_t>(ks * 16 * kBN * sizeof(T))));
+            wgmma_m64n64k16_rs<T>(
+                acc.acc[0], frag,
+                wgmma_layout::sw128_descriptor_plus(x_descriptor, static_cast<uint32_t>(ks * 16 * kBN * sizeof(T))));
           else
             wgmma_m64n64k16_rs<T>(acc.acc[0], frag, sw128_mn_descriptor(sX + kb * 16 * kBN));
           wgmma_commit();
@@ -572,7 +576,8 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
         dA_lo = sDA[i_lo], dA_hi = sDA[i_hi];
         acc.scale_rows(within_chunk_decay_exp2(dA_lo, dA_first), within_chunk_decay_exp2(dA_hi, dA_first));
       }
-      group(slab, std::true_type{}, std::false_type{}, std::bool_constant<kFactored && SCAN_DIAGONAL_NORMAL_EXP != 0>{});
+      group(slab, std::true_type{}, std::false_type{},
+            std::bool_constant<kFactored && SCAN_DIAGONAL_NORMAL_EXP != 0>{});
       return true;
     };
     if (!factored_slab || (SCAN_DIAGONAL_NORMAL_EXP && !normal_diagonal) || !run_slab(std::true_type{}))

@@ -84,8 +84,9 @@ struct WgmmaGemm {
       for (int e = 0; e < 4; ++e) wgmma_pin(a[ks][e]);
       wgmma_fence();
       if constexpr (STATE_DESCRIPTOR_STEPS)
-        wgmma_m64n64k16_rs<T>(
-            acc, a[ks], wgmma_layout::sw128_descriptor_plus(x_descriptor, static_cast<uint32_t>(ks * 16 * kLdX * sizeof(T))));
+        wgmma_m64n64k16_rs<T>(acc, a[ks],
+                              wgmma_layout::sw128_descriptor_plus(
+                                  x_descriptor, static_cast<uint32_t>(ks * 16 * kLdX * sizeof(T))));
       else
         wgmma_m64n64k16_rs<T>(acc, a[ks], sw128_mn_descriptor(sX + k * kLdX));
     }
