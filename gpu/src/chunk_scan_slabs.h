@@ -71,6 +71,30 @@ __host__ __device__ inline constexpr double diagonal_build_path() {
   return path;
 }
 
+// The cb loads of a slab's steps (SCAN_CB_STEPS in chunk_scan_wgmma.cu): the slab's groups 0 ..
+// slab - 1 come before its diagonal group `slab`, each of kStepsPerGroup 16-token steps, and step ks
+// of group grp loads the next step's cb values. `loads`: every step but the diagonal group's last
+// (the slab's last); `bounded`: whether that next step can lie in the diagonal group, whose tokens
+// can pass the valid length: all of the diagonal group's, and the last step of group slab - 1. With
+// `diagonal` and ks constants, only grp + 1 == slab is left for run time.
+constexpr int kStepsPerGroup = kSlabRows / 16;
+struct NextCb {
+  bool loads, bounded;
+};
+__host__ __device__ __forceinline__ constexpr NextCb next_cb(int grp, int ks, int slab, bool diagonal) {
+  return {!diagonal || ks < kStepsPerGroup - 1, diagonal || (ks == kStepsPerGroup - 1 && grp + 1 == slab)};
+}
+
+// Whether every decay exp(dA[i] - dA[k]) of a slab's diagonal group (k <= i, both among its valid
+// rows) is a normal fp32 value as exp2f computes it, 2^((dA[i] - dA[k]) log2 e) >= 2^-125, given
+// that dA is non-increasing there (SCAN_DIAGONAL_NORMAL_EXP): the smallest exponent is that from the
+// slab's first valid row to its last, and fp32's subtraction and multiplication, being monotone,
+// keep every other pair's computed exponent at least as large.
+constexpr float kLog2eF = 1.4426950408889634f;
+__host__ __device__ __forceinline__ bool diagonal_decays_normal(float dA_first, float dA_last) {
+  return (dA_last - dA_first) * kLog2eF >= -125.0f;
+}
+
 // The k row of token t within its 16-token step: the order of the A fragments' k (chunk_scan_tc.cu),
 // in which a lane's four tokens 4 u .. 4 u + 3 are its fragment's k 2 u, 2 u + 1, 8 + 2 u, 8 + 2 u + 1,
 // so its cb values are one load per row. wgmma reads x's rows in k order, so token t is stored there.

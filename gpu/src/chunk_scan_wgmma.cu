@@ -98,6 +98,8 @@ using chunk_scan_tile::kWarps;
 constexpr int kBlocksPerSm = 2;
 constexpr int kSlabs = kMaxQ / kSlabRows;
 constexpr int kStepsPerSlab = kSlabRows / 16;
+static_assert(kStepsPerSlab == chunk_scan_slabs::kStepsPerGroup && chunk_scan_slabs::kLog2eF == kLog2e,
+              "the host-tested step logic counts the kernel's steps and uses its log2 e");
 constexpr size_t kAlign = 1024;  // the swizzle pattern's period
 static_assert(kMaxQ == kBlockThreads, "one thread holds one token of the chunk vectors");
 static_assert(kWarps == 4 * chunk_scan_slabs::kWarpgroups, "a warpgroup is 4 warps");
@@ -415,12 +417,11 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
       wgmma_fence_operands(acc.acc[0]);
     };
     const int last_step = slab * kStepsPerSlab + kStepsPerSlab - 1;
-    // Whether the diagonal group's decays are all normal: with monotone dA (the block's vote) the
-    // smallest is that from the slab's first valid row to its last, and fp32's rounding keeps every
-    // other difference at least as large (warpgroup-uniform: shared-memory values and the slab).
-    // Rows past the valid ones (dA 0 there) are never stored.
-    const bool normal_diagonal =
-        SCAN_DIAGONAL_NORMAL_EXP && factored && (sDA[min(i0 + kSlabRows, valid) - 1] - sDA[i0]) * kLog2e >= -125.0f;
+    // Whether the diagonal group's decays are all normal, given monotone dA (the block's vote);
+    // warpgroup-uniform (shared-memory values and the slab). Rows past the valid ones (dA 0 there)
+    // are never stored.
+    const bool normal_diagonal = SCAN_DIAGONAL_NORMAL_EXP && factored &&
+                                 chunk_scan_slabs::diagonal_decays_normal(sDA[i0], sDA[min(i0 + kSlabRows, valid) - 1]);
     // The slab into acc, its groups before the diagonal factored (kFactored) or exact. Returns false,
     // before the diagonal, where a factored f16 coefficient left f16's range (anywhere in the
     // warpgroup); the caller then runs the slab again, exact.
@@ -523,12 +524,8 @@ __global__ void __launch_bounds__(kBlockThreads, kBlocksPerSm)
           uint32_t(&frag)[4] = a[ks % 2];
           Cb next;
           if constexpr (SCAN_CB_STEPS) {
-            // The next step's: none past the diagonal group's last; a group before the diagonal one
-            // reaches it only from its last step, and only where it is the slab's group slab - 1.
-            if (!decltype(diagonal)::value || ks < kStepsPerSlab - 1) {
-              const bool bounded = decltype(diagonal)::value || (ks == kStepsPerSlab - 1 && grp + 1 == slab);
-              next = load_cb_in_group(cb_lo_group, cb_hi_group, grp, ks + 1, bounded);
-            }
+            const chunk_scan_slabs::NextCb to = chunk_scan_slabs::next_cb(grp, ks, slab, decltype(diagonal)::value);
+            if (to.loads) next = load_cb_in_group(cb_lo_group, cb_hi_group, grp, ks + 1, to.bounded);
           } else if (kb < last_step) {
             next = load_cb(kb + 1, kb + 1 >= i0 / 16);
           }

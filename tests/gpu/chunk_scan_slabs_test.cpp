@@ -1,15 +1,24 @@
 // chunk_scan_wgmma.cu's plan (gpu/src/chunk_scan_slabs.h), replayed on the host: the warpgroups'
 // slabs of a whole chunk and of a split tile's halves on hand-worked cases, every slab of every
-// chunk length computed once, the k row order that x is stored in, and the warps' rows within a slab.
+// chunk length computed once, the k row order that x is stored in, the warps' rows within a slab,
+// and the A/B options' step logic (which steps load the next cb values, when the diagonal group's
+// decays are normal).
 #include "chunk_scan_slabs.h"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
 #include <vector>
 
 namespace {
 
 using ssd_gpu::chunk_scan_slabs::diagonal_build_path;
+using ssd_gpu::chunk_scan_slabs::diagonal_decays_normal;
+using ssd_gpu::chunk_scan_slabs::kLog2eF;
+using ssd_gpu::chunk_scan_slabs::kStepsPerGroup;
+using ssd_gpu::chunk_scan_slabs::next_cb;
+using ssd_gpu::chunk_scan_slabs::NextCb;
 using ssd_gpu::chunk_scan_slabs::k_row_of_token;
 using ssd_gpu::chunk_scan_slabs::kWarpgroups;
 using ssd_gpu::chunk_scan_slabs::last_slab;
@@ -120,5 +129,60 @@ TEST(ChunkScanSlabs, WarpsPairAnEarlyAndALateRowGroup) {
 // on step 2, 48-63 on step 3): 3 fragments' builds, where 16 consecutive rows a warp made warp 3
 // build all 4.
 TEST(ChunkScanSlabs, DiagonalPathIsThreeBuilds) { EXPECT_DOUBLE_EQ(diagonal_build_path(), 3.0); }
+
+// next_cb against the index form it replaces (step kb = 4 grp + ks loads step kb + 1 while kb is
+// before the slab's last step 4 slab + 3, bounded where kb + 1 >= 4 slab, the diagonal group's first
+// step), for every slab of a 256-token chunk and every step of its groups. Hand-worked, slab 2:
+// group 1's last step (kb 7) loads kb 8, the diagonal group's first, bounded; group 0's last (kb 3)
+// loads kb 4, not bounded; the diagonal group's last (kb 11) loads nothing.
+TEST(ChunkScanSlabs, NextCbIsTheIndexForm) {
+  EXPECT_TRUE(next_cb(1, 3, 2, false).loads && next_cb(1, 3, 2, false).bounded);
+  EXPECT_TRUE(next_cb(0, 3, 2, false).loads && !next_cb(0, 3, 2, false).bounded);
+  EXPECT_FALSE(next_cb(2, 3, 2, true).loads);
+  for (int slab = 0; slab < 4; ++slab)
+    for (int grp = 0; grp <= slab; ++grp)
+      for (int ks = 0; ks < kStepsPerGroup; ++ks) {
+        const int kb = grp * kStepsPerGroup + ks, last_step = slab * kStepsPerGroup + kStepsPerGroup - 1;
+        const NextCb to = next_cb(grp, ks, slab, grp == slab);
+        EXPECT_EQ(to.loads, kb < last_step) << "slab " << slab << " group " << grp << " step " << ks;
+        if (to.loads) {
+          EXPECT_EQ(to.bounded, kb + 1 >= slab * kStepsPerGroup) << "slab " << slab << " step " << kb;
+        }
+      }
+}
+
+// The threshold by hand: a slab falling by 86 gives (-86) log2 e = -124.07, normal; by 87, -125.51,
+// not. Then random non-increasing dA over up to 64 rows (steps -U(0, b), b up to 6, so a slab falls
+// by up to about 190 and both sides of the threshold come often): wherever diagonal_decays_normal
+// holds, every pair k <= i's exponent as the kernel computes it, (dA[i] - dA[k]) log2 e in fp32, is
+// at least -125, so 2^x is normal.
+TEST(ChunkScanSlabs, DiagonalDecaysNormalBoundsEveryPair) {
+  EXPECT_TRUE(diagonal_decays_normal(0.0f, -86.0f));
+  EXPECT_FALSE(diagonal_decays_normal(0.0f, -87.0f));
+  EXPECT_TRUE(diagonal_decays_normal(-500.0f, -586.0f));
+  std::mt19937 rng(20261208);
+  int normal_slabs = 0, other_slabs = 0;
+  for (int trial = 0; trial < 4000; ++trial) {
+    const float b = 6.0f * static_cast<float>(trial % 100) / 99.0f;
+    std::uniform_real_distribution<float> step(0.0f, b);
+    std::vector<float> dA(64);
+    dA[0] = -std::uniform_real_distribution<float>(0.0f, 300.0f)(rng);
+    for (size_t i = 1; i < dA.size(); ++i) dA[i] = dA[i - 1] - step(rng);
+    const int rows = 1 + static_cast<int>(rng() % 64);  // the slab's valid rows
+    if (!diagonal_decays_normal(dA[0], dA[static_cast<size_t>(rows - 1)])) {
+      ++other_slabs;
+      continue;
+    }
+    ++normal_slabs;
+    for (int i = 0; i < rows; ++i)
+      for (int k = 0; k <= i; ++k) {
+        const float x = (dA[static_cast<size_t>(i)] - dA[static_cast<size_t>(k)]) * kLog2eF;
+        ASSERT_GE(x, -125.0f) << "trial " << trial << " i " << i << " k " << k;
+        ASSERT_GE(std::exp2(x), 0x1p-125f);
+      }
+  }
+  EXPECT_GT(normal_slabs, 1000);
+  EXPECT_GT(other_slabs, 100);
+}
 
 }  // namespace
