@@ -4,11 +4,14 @@
 # at REV and once from the working tree, then compared by ptx_equivalent.py (the same instructions
 # up to the numbering of registers and labels). For a refactor of kernel code meant to change no
 # kernel, which then needs no new GPU verification.
-#   tools/bench/same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...]
+#   tools/bench/same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...] [--old NVCC_FLAG ...]
 #   e.g. tools/bench/same_ptx.sh HEAD~1 chunk_scan.cu chunk_state.cu
 #        tools/bench/same_ptx.sh main state_passing_fast.cu -- -DSTATE_PASSING_SEGMENTS_PAST=32
-# NVCC_FLAGs go to both compiles (a build option's other setting). --ignore-names pairs kernels whose
-# names changed (a template parameter added). BUILD is $SSD_BUILD_DIR, default
+#        tools/bench/same_ptx.sh HEAD chunk_scan_wgmma.cu --old -DSCAN_CB_STEPS=1
+# NVCC_FLAGs after -- go to both compiles (a build option's other setting), those after --old to
+# REV's alone: a kept build option landed as the source's only path compiles to the PTX of the
+# library that was verified with the option. --ignore-names pairs kernels whose names changed (a
+# template parameter added). BUILD is $SSD_BUILD_DIR, default
 # build/ of this checkout, configured (ninja). SSD_PTX_KEEP=DIR keeps the two PTX files of each FILE
 # there (old.FILE.ptx, new.FILE.ptx) for a diff. Exit 0 where every file's PTX is equivalent, 1 where
 # one is not, 2 on bad input.
@@ -18,12 +21,21 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${SSD_BUILD_DIR:-$root/build}
 names=()
 [ "${1:-}" = --ignore-names ] && names=(--ignore-names) && shift
-[ $# -ge 2 ] || fail "usage: same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...]"
+usage="usage: same_ptx.sh [--ignore-names] REV FILE.cu ... [-- NVCC_FLAG ...] [--old NVCC_FLAG ...]"
+[ $# -ge 2 ] || fail "$usage"
 rev=$1
 shift
-files=() flags=()
-while [ $# -gt 0 ] && [ "$1" != -- ]; do files+=("$1"); shift; done
-[ $# -gt 0 ] && shift && flags=("$@")
+files=() flags=() old_flags=()
+while [ $# -gt 0 ] && [ "$1" != -- ] && [ "$1" != --old ]; do files+=("$1"); shift; done
+if [ "${1:-}" = -- ]; then
+  shift
+  while [ $# -gt 0 ] && [ "$1" != --old ]; do flags+=("$1"); shift; done
+fi
+if [ "${1:-}" = --old ]; then
+  shift
+  [ $# -gt 0 ] || fail "argument '--old': no NVCC_FLAG after it"
+  old_flags=("$@")
+fi
 [ ${#files[@]} -gt 0 ] || fail "no FILE.cu given"
 git -C "$root" rev-parse --verify -q "$rev^{commit}" >/dev/null || fail "argument 'REV': '$rev' is not a commit of $root"
 [ -f "$build/build.ninja" ] || fail "no ninja build in $build (set SSD_BUILD_DIR, or configure with the release preset)"
@@ -61,7 +73,9 @@ for file in "${files[@]}"; do
         *) args+=("${w//$root\/gpu\//$src/gpu/}") ;;
       esac
     done
-    (cd "$build" && "${args[@]}" "${flags[@]}" -ptx -o "$work/ptx/$tree.$file.ptx") ||
+    extra=("${flags[@]}")
+    [ $tree = old ] && extra+=("${old_flags[@]}")
+    (cd "$build" && "${args[@]}" "${extra[@]}" -ptx -o "$work/ptx/$tree.$file.ptx") ||
       fail "argument '$file': the $tree tree's compile failed"
   done
   echo "== $file"

@@ -145,3 +145,6 @@ def test_same_ptx_names_a_bad_argument():
     result = subprocess.run(["bash", str(script), "HEAD"], capture_output=True, text=True)
     assert result.returncode == 2
     assert "usage" in result.stderr
+    result = subprocess.run(["bash", str(script), "HEAD", "chunk_scan.cu", "--old"], capture_output=True, text=True)
+    assert result.returncode == 2
+    assert "argument '--old'" in result.stderr
