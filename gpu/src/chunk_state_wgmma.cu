@@ -13,6 +13,12 @@
 #ifndef STATE_DESCRIPTOR_STEPS
 #define STATE_DESCRIPTOR_STEPS 0
 #endif
+// Candidate for an A/B: 1 aligns the dynamic shared memory's start by an added offset, which keeps
+// the pointers into it in the shared window (the w values' loads become LDS, not generic LD); 0
+// aligns it by a select between two pointers.
+#ifndef STATE_SHARED_LOADS
+#define STATE_SHARED_LOADS 0
+#endif
 
 namespace ssd_gpu {
 namespace {
@@ -31,8 +37,14 @@ struct WgmmaGemm {
   static_assert(kBBytes % 16 == 0 && fits_two_blocks(kSharedBytes), "two blocks fit one SM");
 
   __device__ static unsigned char* aligned(unsigned char* smem) {
-    const unsigned offset = smem_addr(smem) & (kAlign - 1);
-    return offset == 0 ? smem : smem + (kAlign - offset);
+    if constexpr (STATE_SHARED_LOADS) {
+      // The start moved by an offset alone (no select between two pointers), so the compiler keeps
+      // every pointer derived from it in the shared window: shared loads instead of generic ones.
+      return smem + ((kAlign - (smem_addr(smem) & (kAlign - 1))) & (kAlign - 1));
+    } else {
+      const unsigned offset = smem_addr(smem) & (kAlign - 1);
+      return offset == 0 ? smem : smem + (kAlign - offset);
+    }
   }
   // The copies' writes (generic proxy) become visible to wgmma's reads (async proxy).
   __device__ static void landed() { fence_proxy_async_shared(); }

@@ -7,8 +7,9 @@
 #     SOURCE.cu:-DNAME=VALUE     the source recompiled with a build option (a variant library
 #                                recompiles its candidates' sources with every candidate's options,
 #                                so each option must be one that only its own source reads; several
-#                                options may name one source, which a variant then compiles once with
-#                                those of its candidates)
+#                                candidates may name one source, which a variant then compiles once
+#                                with those of its candidates); SOURCE.cu:-DA=1:-DB=1 is one candidate
+#                                of two options
 #   e.g. tools/bench/make_subsets.sh state_passing_fast.cu:-DSTATE_PASSING_SEGMENTS_PAST=32 \
 #          chunk_scan_tc.cu=/tmp/chunk_scan_tc.cu
 # Candidate i (from the left) is bit i of the name: with three candidates, sub_100 holds the
@@ -18,11 +19,14 @@
 set -euo pipefail
 fail() { echo "make_subsets.sh: $*" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/../.." && pwd)
-usage="make_subsets.sh SOURCE.cu=REPLACEMENT.cu|SOURCE.cu:-DNAME=VALUE ... (2 to 4 candidates)"
+usage="make_subsets.sh SOURCE.cu=REPLACEMENT.cu|SOURCE.cu:-DNAME=VALUE[:-DNAME=VALUE...] ... (2 to 4 candidates)"
 if [ $# -lt 2 ] || [ $# -gt 4 ]; then fail "usage: $usage"; fi
 for arg in "$@"; do
   if [[ $arg == *.cu:-D* ]]; then
-    [[ ${arg#*.cu:} =~ ^-D[A-Za-z_][A-Za-z0-9_]*(=[^[:space:]]*)?$ ]] || fail "argument '$arg': not SOURCE.cu:-DNAME=VALUE"
+    IFS=: read -ra options <<<"${arg#*.cu:}"
+    for option in "${options[@]}"; do
+      [[ $option =~ ^-D[A-Za-z_][A-Za-z0-9_]*(=[^[:space:]:]*)?$ ]] || fail "argument '$arg': not SOURCE.cu:-DNAME=VALUE"
+    done
   else
     [[ $arg == *.cu=* ]] || fail "argument '$arg': not SOURCE.cu=REPLACEMENT.cu or SOURCE.cu:-DNAME=VALUE"
     [ -f "${arg#*=}" ] || fail "argument '$arg': no file ${arg#*=}"
@@ -42,8 +46,9 @@ for mask in $(seq 1 $(((1 << n) - 1))); do
     if (((mask >> (n - 1 - i)) & 1)); then
       bits+=1
       candidate=${candidates[$i]}
-      if [[ $candidate == *.cu:-D* ]]; then  # make_variant.sh's arguments: the option, the source once
-        options+=("${candidate#*.cu:}")
+      if [[ $candidate == *.cu:-D* ]]; then  # make_variant.sh's arguments: the options, the source once
+        IFS=: read -ra own <<<"${candidate#*.cu:}"
+        options+=("${own[@]}")
         source=${candidate%%:*}
         [[ " ${picked[*]} " == *" $source "* ]] || picked+=("$source")
       else

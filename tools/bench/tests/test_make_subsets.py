@@ -72,6 +72,16 @@ def test_two_options_of_one_source_compile_it_once(tmp_path):
     assert "built b.cu" in library["sub_11"]
 
 
+def test_one_candidate_of_two_options(tmp_path):
+    build, env = stand_in_build(tmp_path)
+    result = run(env, "a.cu:-DA_ONE=1:-DA_TWO=2", "b.cu:-DB=1")
+    assert result.returncode == 0, result.stderr
+    library = {name: (build / "variants" / f"{name}.so").read_text() for name in ("sub_10", "sub_01", "sub_11")}
+    assert "-DA_ONE=1" in library["sub_10"] and "-DA_TWO=2" in library["sub_10"] and "built b.cu" in library["sub_10"]
+    assert "-DA_ONE" not in library["sub_01"] and "-DB=1" in library["sub_01"]
+    assert "-DA_TWO=2" in library["sub_11"] and "-DB=1" in library["sub_11"]
+
+
 def test_bad_candidates_stop_before_any_build(tmp_path):
     build, env = stand_in_build(tmp_path)
     for name in ("a_new.cu", "b_new.cu"):
@@ -81,6 +91,7 @@ def test_bad_candidates_stop_before_any_build(tmp_path):
                           ([f"b.cu={tmp_path / 'b_new.cu'}", f"b.cu={tmp_path / 'b_new.cu'}"],
                            "a candidate replaces b.cu"),
                           (["a.cu:-D1BAD", "b.cu:-DB=1"], "not SOURCE.cu:-DNAME=VALUE"),
+                          (["a.cu:-DA=1:BAD", "b.cu:-DB=1"], "not SOURCE.cu:-DNAME=VALUE"),
                           (["a.cu:-DA=1", f"b.cu={tmp_path / 'missing.cu'}"], "no file"),
                           (["a.cu:-DA=1", "b.cu"], "not SOURCE.cu=REPLACEMENT.cu or SOURCE.cu:-DNAME=VALUE")):
         result = run(env, *args)
