@@ -109,7 +109,7 @@ def compile_cubin(source, flags, build, out):
         elif word in ("-MD", "-c") or word.endswith("wgmma_guard.sh"):
             pass
         elif word.startswith("--generate-code="):
-            args.append("-arch=" + re.search(r"code=\[?(sm_\w+)", word).group(1))
+            args.append("-arch=" + re.search(r"sm_\w+", word).group(0))  # code=[sm_90a] or [compute_90,sm_90]
         else:
             args.append(word)
     subprocess.run(args + flags + ["-cubin", "-o", str(out)], cwd=build, check=True, capture_output=True, text=True)
