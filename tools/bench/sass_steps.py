@@ -8,9 +8,9 @@ usage: python3 tools/bench/sass_steps.py FILE.cu [--nvdisasm PATH] [--kernel TEX
 FILE.cu (in gpu/src) is compiled to a cubin with the build's own nvcc line (ninja's, as
 same_ptx.sh does; BUILD is $SSD_BUILD_DIR, default build/) and the NVCC_FLAGs, then disassembled
 by nvdisasm (--nvdisasm, default `nvdisasm` on PATH). The disassembler of CUDA 11.8 (Debian's
-nvidia-cuda-toolkit, non-free) reads cubins of newer compilers once their ELF header takes its
-own encoding of the architecture (`old_elf_header` below); it skips, without a line, the few
-sm_90 instructions it cannot decode, so every count here comes from the addresses (16 bytes an
+nvidia-cuda-toolkit, non-free; tools/bench/get_nvdisasm.sh DIR fetches it) reads cubins of newer
+compilers once their ELF header takes its own encoding of the architecture (`old_elf_header`
+below); it skips, without a line, the few sm_90 instructions it cannot decode, so every count here comes from the addresses (16 bytes an
 instruction), never from the lines printed. Prints, per kernel (its template arguments as the
 name): its instructions, how many were not decoded, and the instructions from each HGMMA or HMMA
 to the next (a wgmma or mma.sync step's body in unrolled code). --show I prints the instructions
@@ -136,7 +136,8 @@ def main(argv):
             raise InputError(f"the compile of {source} failed:\n{e.stderr}")
         cubin.write_bytes(old_elf_header(cubin.read_bytes()))
         try:
-            disassembly = subprocess.run([options.nvdisasm, str(cubin)], capture_output=True, text=True, check=True).stdout
+            disassembly = subprocess.run([options.nvdisasm, str(cubin)], capture_output=True, text=True,
+                                         check=True).stdout
         except (OSError, subprocess.CalledProcessError) as e:
             raise InputError(f"argument '--nvdisasm': {options.nvdisasm} did not disassemble the cubin ({e})")
     for name, by_address in kernels(disassembly).items():

@@ -69,3 +69,13 @@ def test_a_missing_source_is_named():
     result = subprocess.run([sys.executable, str(SCRIPT), "no_such_kernel.cu"], capture_output=True, text=True)
     assert result.returncode == 2
     assert "argument 'FILE.cu'" in result.stderr
+
+
+def test_get_nvdisasm_names_a_bad_argument(tmp_path):
+    # get_nvdisasm.sh downloads, so the suite checks only its argument errors.
+    script = SCRIPT.parent / "get_nvdisasm.sh"
+    result = subprocess.run(["bash", str(script)], capture_output=True, text=True)
+    assert result.returncode == 2 and "usage" in result.stderr
+    result = subprocess.run(["bash", str(script), str(tmp_path / "no" / "such" / "dir")], capture_output=True,
+                            text=True)
+    assert result.returncode == 2 and "argument 'DIR'" in result.stderr
