@@ -10,8 +10,8 @@ same_ptx.sh does; BUILD is $SSD_BUILD_DIR, default build/) and the NVCC_FLAGs, t
 by nvdisasm (--nvdisasm, default `nvdisasm` on PATH). The disassembler of CUDA 11.8 (Debian's
 nvidia-cuda-toolkit, non-free; tools/bench/get_nvdisasm.sh DIR fetches it) reads cubins of newer
 compilers once their ELF header takes its own encoding of the architecture (`old_elf_header`
-below); it skips, without a line, the few sm_90 instructions it cannot decode, so every count here comes from the addresses (16 bytes an
-instruction), never from the lines printed. Prints, per kernel (its template arguments as the
+below); it skips, without a line, the few sm_90 instructions it cannot decode, so every count here
+comes from the addresses (16 bytes an instruction), never from the lines printed. Prints, per kernel (its template arguments as the
 name): its instructions, how many were not decoded, and the instructions from each HGMMA or HMMA
 to the next (a wgmma or mma.sync step's body in unrolled code). --show I prints the instructions
 of kernels matching --kernel from tensor-core instruction I to I + 1.
